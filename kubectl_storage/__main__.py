@@ -1,0 +1,5 @@
+"""Entry point for ``python -m kubectl_storage``."""
+
+from kubectl_storage.cli.app import main
+
+main()

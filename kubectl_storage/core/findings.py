@@ -1,0 +1,44 @@
+"""Findings: what a rule says about one thing it looked at. Pure data, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    """How bad a finding is, ordered info < warn < error."""
+
+    INFO = "info"
+    WARN = "warn"
+    ERROR = "error"
+
+    @property
+    def rank(self) -> int:
+        """Order for comparisons: a higher rank is more severe."""
+        return {"info": 0, "warn": 1, "error": 2}[self.value]
+
+    def at_least(self, other: Severity) -> bool:
+        """Whether this severity is ``other`` or worse."""
+        return self.rank >= other.rank
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule's verdict on one subject (a mount, a multipath map, a session)."""
+
+    id: str
+    severity: Severity
+    message: str
+    fix: str
+    source: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        """JSON shape with fixed key order (field names are part of the contract)."""
+        return {
+            "id": self.id,
+            "severity": self.severity.value,
+            "message": self.message,
+            "fix": self.fix,
+            "source": self.source,
+        }

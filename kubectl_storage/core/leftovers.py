@@ -1,0 +1,109 @@
+"""Objects earlier runs left behind, found by our labels, and the CleanupReport."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from kubectl_storage.core.labels import COMMAND, RUN_ID
+from kubectl_storage.core.reports import report_envelope
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """One object carrying our managed-by label."""
+
+    kind: str
+    namespace: str | None
+    name: str
+    run_id: str
+    command: str
+    created: datetime | None
+    deleted: bool = False
+
+    def age_s(self, now: datetime) -> float | None:
+        """Seconds since creation, None when unknown."""
+        return (now - self.created).total_seconds() if self.created else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """Contract shape."""
+        return {
+            "kind": self.kind,
+            "namespace": self.namespace,
+            "name": self.name,
+            "runId": self.run_id,
+            "command": self.command,
+            "created": self.created.isoformat().replace("+00:00", "Z") if self.created else None,
+            "deleted": self.deleted,
+        }
+
+
+def leftover_from_object(kind: str, obj: dict[str, Any]) -> Leftover:
+    """Describe an API object as a Leftover."""
+    meta = obj.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    stamp = meta.get("creationTimestamp")
+    created = datetime.fromisoformat(stamp.replace("Z", "+00:00")) if stamp else None
+    return Leftover(
+        kind=kind,
+        namespace=meta.get("namespace"),
+        name=str(meta.get("name", "")),
+        run_id=str(labels.get(RUN_ID, "")),
+        command=str(labels.get(COMMAND, "")),
+        created=created,
+    )
+
+
+def select_leftovers(
+    leftovers: list[Leftover],
+    *,
+    now: datetime,
+    run_id: str | None = None,
+    older_than_s: float | None = None,
+) -> list[Leftover]:
+    """Filter by run id and minimum age (objects of unknown age are kept)."""
+    chosen = []
+    for item in leftovers:
+        if run_id and item.run_id != run_id:
+            continue
+        age = item.age_s(now)
+        if older_than_s is not None and age is not None and age < older_than_s:
+            continue
+        chosen.append(item)
+    return chosen
+
+
+def parse_duration_s(text: str) -> float:
+    """Parse a kubectl-style duration ("90s", "30m", "1h", "2h30m", "1d").
+
+    Raises:
+        ValueError: when the text is not a duration.
+    """
+    import re  # noqa: PLC0415
+
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    parts = re.findall(r"(\d+(?:\.\d+)?)([smhd])", text.strip())
+    if not parts or "".join(n + u for n, u in parts) != text.strip():
+        raise ValueError(f"{text!r} is not a duration (examples: 90s, 30m, 1h, 2h30m, 1d)")
+    return sum(float(n) * units[u] for n, u in parts)
+
+
+@dataclass(frozen=True)
+class CleanupReport:
+    """What cleanup found and, with --yes, deleted."""
+
+    objects: tuple[Leftover, ...]
+    deleted: bool
+    still_present: tuple[Leftover, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report with apiVersion and kind."""
+        return report_envelope(
+            "CleanupReport",
+            {
+                "deleted": self.deleted,
+                "objects": [o.to_dict() for o in self.objects],
+                "stillPresent": [o.to_dict() for o in self.still_present],
+            },
+        )

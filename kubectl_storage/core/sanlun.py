@@ -1,0 +1,150 @@
+"""NetApp ``sanlun lun show -p`` (Linux Host Utilities): ONTAP's view of each LUN's host paths.
+
+Each LUN block starts with ``ONTAP Path: <vserver>:<lun path>`` followed by ``Key: value`` lines
+(LUN, LUN Size, Product, Host Device, Multipath Policy, Multipath Provider) and a table::
+
+    --------- ---------- ------- ------------ ------------------
+    host      server
+    path      path       /dev/   host         vserver
+    state     type       node    adapter      LIF
+    --------- ---------- ------- ------------ ------------------
+    up        primary    sda     host0        iscsi_1
+    up        secondary  sdb     host1        iscsi_2
+
+``path type`` is ONTAP's ALUA view: ``primary`` paths go to the node that owns the LUN
+(active/optimized), ``secondary`` through its HA partner. ``Host Device`` is the dm-multipath map
+(WWID or alias, sometimes followed by ``(dm-N)``).
+
+Pure: text in, dataclasses out; no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["SanlunLun", "SanlunPath", "parse_sanlun_lun_show_p"]
+
+
+@dataclass(frozen=True)
+class SanlunPath:
+    """One row of the path table: host path state, ONTAP path type, ``/dev`` node, adapter, LIF."""
+
+    state: str
+    path_type: str
+    device: str
+    host_adapter: str
+    lif: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape: state, path_type, device, host_adapter, lif."""
+        return {
+            "state": self.state,
+            "path_type": self.path_type,
+            "device": self.device,
+            "host_adapter": self.host_adapter,
+            "lif": self.lif,
+        }
+
+
+@dataclass(frozen=True)
+class SanlunLun:
+    """One ONTAP LUN as the host sees it, with its paths."""
+
+    vserver: str
+    lun_path: str
+    lun: int | None
+    lun_size: str | None
+    product: str | None
+    host_device: str | None
+    dm_device: str | None
+    multipath_policy: str | None
+    multipath_provider: str | None
+    paths: tuple[SanlunPath, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape: vserver, lun_path, lun, lun_size, product, host_device, dm_device,
+        multipath_policy, multipath_provider, paths."""
+        return {
+            "vserver": self.vserver,
+            "lun_path": self.lun_path,
+            "lun": self.lun,
+            "lun_size": self.lun_size,
+            "product": self.product,
+            "host_device": self.host_device,
+            "dm_device": self.dm_device,
+            "multipath_policy": self.multipath_policy,
+            "multipath_provider": self.multipath_provider,
+            "paths": [path.to_dict() for path in self.paths],
+        }
+
+
+_KV = re.compile(r"^\s*(?P<key>[A-Za-z][A-Za-z ]*?):\s*(?P<value>.*?)\s*$")
+_ROW = re.compile(
+    r"^(?P<state>\S+)\s+(?P<type>\S+)\s+(?P<dev>\S+)\s+(?P<adapter>\S+)\s+(?P<lif>\S+)\s*$"
+)
+_DASHES = re.compile(r"^-+(?:\s+-+)+\s*$")
+_HOST_DEVICE = re.compile(r"^(?P<name>[^\s(]+)\s*(?:\((?P<dm>dm-\d+)\))?$")
+_HEADER_WORDS = {"host", "path", "state"}
+
+
+def _lun_from(values: dict[str, str], rows: list[SanlunPath]) -> SanlunLun:
+    vserver, _, lun_path = values.get("ONTAP Path", "").partition(":")
+    device = values.get("Host Device")
+    host_device, dm = device, None
+    if device:
+        match = _HOST_DEVICE.match(device)
+        if match:
+            host_device, dm = match.group("name"), match.group("dm")
+    lun = values.get("LUN")
+    return SanlunLun(
+        vserver=vserver,
+        lun_path=lun_path,
+        lun=int(lun) if lun and lun.isdigit() else None,
+        lun_size=values.get("LUN Size"),
+        product=values.get("Product"),
+        host_device=host_device,
+        dm_device=dm,
+        multipath_policy=values.get("Multipath Policy"),
+        multipath_provider=values.get("Multipath Provider"),
+        paths=tuple(rows),
+    )
+
+
+def parse_sanlun_lun_show_p(text: str) -> tuple[SanlunLun, ...]:
+    """Parse ``sanlun lun show -p`` output.
+
+    Args:
+        text: the command's output (one or many LUN blocks).
+
+    Returns:
+        One :class:`SanlunLun` per ``ONTAP Path:`` block, in printed order.
+    """
+    luns: list[SanlunLun] = []
+    values: dict[str, str] | None = None
+    rows: list[SanlunPath] = []
+    dash_lines = 0
+    for raw in text.splitlines():
+        line = raw.rstrip()
+        if re.match(r"^\s*ONTAP Path:", line):
+            if values is not None:
+                luns.append(_lun_from(values, rows))
+            values, rows, dash_lines = {}, [], 0
+        if values is None or not line.strip():
+            continue
+        if _DASHES.match(line):
+            dash_lines += 1
+            continue
+        if dash_lines >= 2:  # the table body follows the second rule line
+            row = _ROW.match(line)
+            if row and row.group("state") not in _HEADER_WORDS:
+                rows.append(SanlunPath(*row.group("state", "type", "dev", "adapter", "lif")))
+            continue
+        if dash_lines == 0:
+            kv = _KV.match(line)
+            if kv:
+                values.setdefault(kv.group("key"), kv.group("value"))
+    if values is not None:
+        luns.append(_lun_from(values, rows))
+    return tuple(luns)

@@ -1,0 +1,87 @@
+"""Run a command in a pod and collect stdout, stderr and the exit status."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from kubectl_storage.errors import WaitTimeoutError
+from kubectl_storage.kube.api import KubeApi
+from kubectl_storage.kube.connection import describe_unreachable
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """What a command in a pod produced."""
+
+    stdout: str
+    stderr: str
+    exit_code: int
+
+
+def exec_in_pod(
+    api: KubeApi,
+    pod: str,
+    command: list[str],
+    *,
+    namespace: str | None = None,
+    container: str | None = None,
+    timeout_s: float = 600,
+    stdin: bytes | None = None,
+) -> ExecResult:
+    """Run ``command`` in the pod (no TTY) and wait for it to finish.
+
+    Raises:
+        WaitTimeoutError: the command did not finish within ``timeout_s``.
+    """
+    from kubernetes.client import CoreV1Api  # noqa: PLC0415 - heavy import, only when needed
+    from kubernetes.stream import stream  # noqa: PLC0415
+
+    core = CoreV1Api(api.connection.api_client)
+    ns = namespace or api.namespace
+    kwargs = {"container": container} if container else {}
+    try:
+        client = stream(
+            core.connect_get_namespaced_pod_exec,
+            pod,
+            ns,
+            command=command,
+            stderr=True,
+            stdin=stdin is not None,
+            stdout=True,
+            tty=False,
+            _preload_content=False,
+            **kwargs,
+        )
+    except Exception as exc:
+        status = getattr(exc, "status", None)
+        if status is None:
+            raise describe_unreachable(api.connection, exc) from exc
+        from kubectl_storage.kube.api import _api_error  # noqa: PLC0415
+
+        raise _api_error(int(status), str(getattr(exc, "body", "") or exc), "EXEC", pod) from exc
+    stdout: list[str] = []
+    stderr: list[str] = []
+    deadline = time.monotonic() + timeout_s
+    try:
+        if stdin is not None:
+            client.write_stdin(stdin.decode("utf-8", "surrogateescape"))
+        while client.is_open():
+            if time.monotonic() > deadline:
+                raise WaitTimeoutError(
+                    f"command {' '.join(command)!r} in pod {pod} did not finish within "
+                    f"{timeout_s:.0f}s",
+                    "Raise --timeout if the workload is only slow.",
+                )
+            client.update(timeout=1)
+            if client.peek_stdout():
+                stdout.append(client.read_stdout())
+            if client.peek_stderr():
+                stderr.append(client.read_stderr())
+        # drain what arrived with the close
+        stdout.append(client.read_stdout() or "")
+        stderr.append(client.read_stderr() or "")
+        code = client.returncode
+    finally:
+        client.close()
+    return ExecResult("".join(stdout), "".join(stderr), int(code) if code is not None else -1)

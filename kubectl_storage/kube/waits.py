@@ -1,0 +1,109 @@
+"""Wait for an object to reach a state, by watching it, with a deadline that explains itself.
+
+On timeout the error carries the object's status conditions and recent events, e.g. a PVC Pending
+because no provisioner answers, or a pod unschedulable because of a taint.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from kubectl_storage.core.kinds import ResourceKind
+from kubectl_storage.errors import StorageToolError, WaitTimeoutError
+from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.events import events_for
+
+log = logging.getLogger(__name__)
+
+#: Decides from the object whether the wait is over: True done, False keep waiting.
+#: It may raise a StorageToolError to stop early (e.g. a pod that failed).
+Predicate = Callable[[JsonDict], bool]
+
+
+def wait_for(
+    api: KubeApi,
+    kind: ResourceKind,
+    name: str,
+    predicate: Predicate,
+    *,
+    namespace: str | None = None,
+    timeout_s: float,
+    what: str,
+    hint: str = "",
+) -> JsonDict:
+    """Watch ``kind/name`` until ``predicate`` holds; raise WaitTimeoutError with context if not."""
+    deadline = time.monotonic() + timeout_s
+    last: JsonDict | None = None
+    while True:
+        current = api.get_or_none(kind, name, namespace)
+        if current is not None:
+            last = current
+            if predicate(current):
+                return current
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            break
+        version = (current or {}).get("metadata", {}).get("resourceVersion")
+        for event_type, obj in api.watch(
+            kind,
+            namespace,
+            field_selector=f"metadata.name={name}",
+            resource_version=version,
+            timeout_s=max(1, min(int(remaining) + 1, 60)),
+        ):
+            if event_type == "DELETED":
+                last = None
+                break
+            last = obj
+            if predicate(obj):
+                return obj
+            if time.monotonic() >= deadline:
+                break
+    raise _timeout_error(api, kind, name, last, timeout_s, what, hint)
+
+
+def wait_gone(
+    api: KubeApi,
+    kind: ResourceKind,
+    name: str,
+    *,
+    namespace: str | None = None,
+    timeout_s: float,
+) -> bool:
+    """Wait until the object no longer exists; False when it is still there at the deadline."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if api.get_or_none(kind, name, namespace) is None:
+            return True
+        time.sleep(0.5)
+    return api.get_or_none(kind, name, namespace) is None
+
+
+def _timeout_error(
+    api: KubeApi,
+    kind: ResourceKind,
+    name: str,
+    last: JsonDict | None,
+    timeout_s: float,
+    what: str,
+    hint: str,
+) -> StorageToolError:
+    details: list[str] = []
+    if last is not None:
+        status = last.get("status") or {}
+        if status.get("phase"):
+            details.append(f"phase {status['phase']}")
+        for condition in status.get("conditions") or []:
+            if condition.get("status") != "True":
+                reason = condition.get("reason") or ""
+                message = condition.get("message") or ""
+                details.append(f"{condition.get('type')}=False {reason} {message}".strip())
+    state = f" ({'; '.join(details)})" if details else ""
+    events = events_for(api, last) if last is not None else []
+    return WaitTimeoutError(
+        f"{kind.kind} {name} did not become {what} within {timeout_s:.0f}s{state}",
+        hint or "Check the events below; raise --timeout if the cluster is only slow.",
+        events,
+    )

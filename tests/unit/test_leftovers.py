@@ -1,0 +1,79 @@
+"""Leftover selection and durations for `cleanup`."""
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from kubectl_storage.core.leftovers import (
+    CleanupReport,
+    leftover_from_object,
+    parse_duration_s,
+    select_leftovers,
+)
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
+
+
+def obj(name: str, run: str, age: timedelta | None) -> dict:
+    meta: dict = {
+        "name": name,
+        "namespace": "ns",
+        "labels": {"kubectl-storage/run-id": run, "kubectl-storage/command": "fio"},
+    }
+    if age is not None:
+        meta["creationTimestamp"] = (NOW - age).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {"metadata": meta}
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("90s", 90), ("30m", 1800), ("1h", 3600), ("2h30m", 9000), ("1d", 86400), ("1.5h", 5400)],
+)
+def test_durations(text: str, seconds: float) -> None:
+    assert parse_duration_s(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "1", "5x", "1h 30m", "h"])
+def test_bad_durations(text: str) -> None:
+    with pytest.raises(ValueError, match="not a duration"):
+        parse_duration_s(text)
+
+
+def test_select_by_run_and_age() -> None:
+    items = [
+        leftover_from_object("Pod", obj("old", "aaaa1111", timedelta(hours=2))),
+        leftover_from_object("Pod", obj("new", "aaaa1111", timedelta(minutes=5))),
+        leftover_from_object("Pod", obj("other", "bbbb2222", timedelta(hours=3))),
+        leftover_from_object("Pod", obj("unknown-age", "aaaa1111", None)),
+    ]
+    assert [i.name for i in select_leftovers(items, now=NOW)] == [
+        "old",
+        "new",
+        "other",
+        "unknown-age",
+    ]
+    assert [i.name for i in select_leftovers(items, now=NOW, run_id="aaaa1111")] == [
+        "old",
+        "new",
+        "unknown-age",
+    ]
+    assert [i.name for i in select_leftovers(items, now=NOW, older_than_s=3600)] == [
+        "old",
+        "other",
+        "unknown-age",
+    ]
+
+
+def test_report_contract() -> None:
+    item = leftover_from_object("PersistentVolumeClaim", obj("pvc", "aaaa1111", timedelta(0)))
+    report = CleanupReport(objects=(item,), deleted=False).to_dict()
+    assert report["kind"] == "CleanupReport"
+    assert report["objects"][0] == {
+        "kind": "PersistentVolumeClaim",
+        "namespace": "ns",
+        "name": "pvc",
+        "runId": "aaaa1111",
+        "command": "fio",
+        "created": "2026-11-29T12:00:00Z",
+        "deleted": False,
+    }
