@@ -1,0 +1,294 @@
+"""Charts of a FioReport: IOPS, bandwidth and completion-latency percentiles per class and job.
+
+One figure, three horizontal-bar panels stacked top to bottom. Every bar is named on the axis
+(``class · job · direction``) and carries its value as text, so nobody has to match colours to a
+legend; colours only repeat the class to help the eye. When a report holds repeats, bars get
+error bars of one sample standard deviation (``<metric>_stddev``). Latency uses a log scale
+because p50 and p99.9 can be orders of magnitude apart.
+
+matplotlib is imported inside the functions (it costs a noticeable start-up time) and only its
+object-oriented API is used, on the Agg canvas: no pyplot, no global state, no display needed.
+This module writes the chart file and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kubectl_storage.core.fio_stats import iter_report_jobs
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+IOPS_TITLE = "IOPS (higher is better)"
+BANDWIDTH_TITLE = "Bandwidth, MiB/s (higher is better)"
+LATENCY_TITLE = "Completion latency percentiles, µs, log scale (lower is better)"
+
+SUPPORTED_FORMATS = ("png", "svg")
+
+_PERCENTILES: tuple[tuple[str, str], ...] = (
+    ("p50", "clat_p50_us"),
+    ("p95", "clat_p95_us"),
+    ("p99", "clat_p99_us"),
+    ("p99.9", "clat_p99_9_us"),
+)
+# Colour-blind-safe palette (Okabe-Ito), one colour per StorageClass.
+_CLASS_COLOURS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#F0E442")
+_PERCENTILE_SHADES = (1.0, 0.8, 0.6, 0.4)
+_BAR_HEIGHT_IN = 0.32
+
+
+class ChartError(ValueError):
+    """The report cannot be drawn (no measured jobs) or the file type is not supported."""
+
+
+@dataclass(frozen=True)
+class _Bar:
+    """One direction of one job of one class, with what the three panels need."""
+
+    label: str
+    class_index: int
+    iops: float
+    iops_stddev: float | None
+    bw_mib_s: float
+    bw_mib_s_stddev: float | None
+    percentiles_us: tuple[tuple[str, float | None, float | None], ...]
+
+
+def draw_fio_chart(report: Mapping[str, Any], path: str | Path) -> Path:
+    """Draw a FioReport to a PNG or SVG file, chosen by the file extension.
+
+    Args:
+        report: a FioReport dict (fresh, or loaded from saved JSON).
+        path: where to write; must end in ``.png`` or ``.svg``.
+
+    Returns:
+        The path written.
+
+    Raises:
+        ChartError: for another extension, or a report without any measured job.
+    """
+    target = Path(path)
+    file_format = target.suffix.lower().lstrip(".")
+    if file_format not in SUPPORTED_FORMATS:
+        raise ChartError(f"cannot draw a chart to {target.name!r}: use a .png or .svg file name")
+    figure = build_fio_figure(report)
+    figure.savefig(target, format=file_format, dpi=120)
+    return target
+
+
+def build_fio_figure(report: Mapping[str, Any]) -> Figure:
+    """Build the chart as a matplotlib Figure on an Agg canvas, without saving it.
+
+    Args:
+        report: a FioReport dict.
+
+    Returns:
+        The figure; its three axes are, in order, IOPS, bandwidth and latency.
+
+    Raises:
+        ChartError: when no job in the report moved any data.
+    """
+    # Lazy: importing matplotlib costs start-up time every other command would pay.
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
+    from matplotlib.figure import Figure  # noqa: PLC0415
+
+    bars = _collect_bars(report)
+    if not bars:
+        raise ChartError("the report has no job that did any I/O; nothing to draw")
+    latency_rows = sum(1 for bar in bars if any(v for _, v, _ in bar.percentiles_us))
+    heights = [max(len(bars), 1), max(len(bars), 1), max(latency_rows * 2.2, 1)]
+    total_height = 1.6 + _BAR_HEIGHT_IN * sum(heights) + 1.2 * len(heights)
+    figure = Figure(figsize=(11, total_height), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(3, 1, height_ratios=heights)
+    figure.suptitle(_figure_title(report), fontsize=12)
+
+    _draw_simple_panel(
+        axes[0], bars, [bar.iops for bar in bars], [bar.iops_stddev for bar in bars], IOPS_TITLE
+    )
+    _draw_simple_panel(
+        axes[1],
+        bars,
+        [bar.bw_mib_s for bar in bars],
+        [bar.bw_mib_s_stddev for bar in bars],
+        BANDWIDTH_TITLE,
+    )
+    _draw_latency_panel(axes[2], bars)
+    return figure
+
+
+def _figure_title(report: Mapping[str, Any]) -> str:
+    parts = ["fio"]
+    if report.get("profile"):
+        parts.append(f"profile {report['profile']}")
+    version = report.get("fio_version")
+    if isinstance(version, str):
+        parts.append(version)
+    repeats = report.get("repeats")
+    if isinstance(repeats, int) and repeats > 1:
+        parts.append(f"mean of {repeats} runs, error bars ±1 stddev")
+    return " · ".join(parts)
+
+
+def _collect_bars(report: Mapping[str, Any]) -> list[_Bar]:
+    class_indexes: dict[str, int] = {}
+    bars: list[_Bar] = []
+    for storage_class, job in iter_report_jobs(report):
+        class_index = class_indexes.setdefault(storage_class, len(class_indexes))
+        for direction in ("read", "write"):
+            iops = _value(job, f"{direction}_iops")
+            bw_kib_s = _value(job, f"{direction}_bw_kib_s")
+            if not iops and not bw_kib_s:
+                continue  # the write side of a read job
+            bw_stddev = _value(job, f"{direction}_bw_kib_s_stddev")
+            bars.append(
+                _Bar(
+                    label=f"{storage_class} · {job.get('name')} · {direction}",
+                    class_index=class_index,
+                    iops=iops or 0.0,
+                    iops_stddev=_value(job, f"{direction}_iops_stddev"),
+                    bw_mib_s=(bw_kib_s or 0.0) / 1024,
+                    bw_mib_s_stddev=None if bw_stddev is None else bw_stddev / 1024,
+                    percentiles_us=tuple(
+                        (
+                            label,
+                            _value(job, f"{direction}_{key}"),
+                            _value(job, f"{direction}_{key}_stddev"),
+                        )
+                        for label, key in _PERCENTILES
+                    ),
+                )
+            )
+    return bars
+
+
+def _draw_simple_panel(
+    axes: Axes,
+    bars: Sequence[_Bar],
+    values: Sequence[float],
+    stddevs: Sequence[float | None],
+    title: str,
+) -> None:
+    positions = list(range(len(bars)))
+    errors = [stddev or 0.0 for stddev in stddevs]
+    axes.barh(
+        positions,
+        values,
+        height=0.7,
+        color=[_colour(bar.class_index) for bar in bars],
+        xerr=errors if any(errors) else None,
+        capsize=3,
+    )
+    axes.set_yticks(positions, labels=[bar.label for bar in bars])
+    axes.invert_yaxis()  # first job on top, in report order
+    axes.set_title(title, loc="left", fontsize=11)
+    axes.grid(axis="x", alpha=0.3)
+    peak = max((value + error for value, error in zip(values, errors, strict=True)), default=0)
+    axes.set_xlim(0, peak * 1.25 if peak else 1)
+    for position, value, error in zip(positions, values, errors, strict=True):
+        text = _compact(value) + (f" ± {_compact(error)}" if error else "")
+        axes.text(value + error, position, f"  {text}", va="center", fontsize=8)
+
+
+def _draw_latency_panel(axes: Axes, bars: Sequence[_Bar]) -> None:
+    from matplotlib.colors import to_rgb  # noqa: PLC0415 - lazy, see build_fio_figure
+
+    axes.set_title(LATENCY_TITLE, loc="left", fontsize=11)
+    rows = [bar for bar in bars if any(value for _, value, _ in bar.percentiles_us)]
+    if not rows:
+        axes.text(
+            0.5,
+            0.5,
+            "no latency measured (gtod_reduce or disable_clat in the job file)",
+            ha="center",
+            va="center",
+            transform=axes.transAxes,
+        )
+        axes.set_yticks([])
+        axes.set_xticks([])
+        return
+    step = 1.0 / (len(_PERCENTILES) + 1)
+    tick_positions: list[float] = []
+    largest = 0.0
+    smallest = float("inf")
+    for row_index, bar in enumerate(rows):
+        base = row_index * 1.0
+        tick_positions.append(base + step * (len(_PERCENTILES) - 1) / 2)
+        red, green, blue = to_rgb(_colour(bar.class_index))
+        for offset, (label, value, stddev) in enumerate(bar.percentiles_us):
+            if not value:
+                continue
+            shade = _PERCENTILE_SHADES[offset]
+            colour = (
+                red * shade + (1 - shade),
+                green * shade + (1 - shade),
+                blue * shade + (1 - shade),
+            )
+            position = base + offset * step
+            axes.barh(
+                position,
+                value,
+                height=step * 0.9,
+                color=colour,
+                edgecolor=_colour(bar.class_index),
+                linewidth=0.6,
+                xerr=stddev if stddev else None,
+                capsize=2,
+            )
+            axes.text(value, position, f"  {label} {_duration(value)}", va="center", fontsize=7)
+            largest = max(largest, value + (stddev or 0.0))
+            smallest = min(smallest, value)
+    axes.set_xscale("log")
+    axes.set_xlim(max(smallest / 2, 0.1), largest * 6)
+    axes.set_yticks(tick_positions, labels=[bar.label for bar in rows])
+    axes.invert_yaxis()
+    axes.grid(axis="x", which="major", alpha=0.3)
+    unmeasured = [bar.label for bar in bars if bar not in rows]
+    if unmeasured:
+        # Say which bars have no latency instead of leaving the reader to spot the gap.
+        axes.text(
+            0.995,
+            0.01,
+            "no latency measured for: " + "; ".join(unmeasured),
+            ha="right",
+            va="bottom",
+            fontsize=7,
+            transform=axes.transAxes,
+        )
+
+
+def _colour(class_index: int) -> str:
+    return _CLASS_COLOURS[class_index % len(_CLASS_COLOURS)]
+
+
+def _value(job: Mapping[str, Any], key: str) -> float | None:
+    value = job.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _compact(value: float) -> str:
+    """Short number for a bar label: 950, 12.3k, 1.25M."""
+    magnitude = abs(value)
+    if magnitude >= 1_000_000:
+        return f"{value / 1_000_000:.3g}M"
+    if magnitude >= 10_000:
+        return f"{value / 1_000:.3g}k"
+    if magnitude >= 100:
+        return f"{value:.0f}"
+    return f"{value:.3g}"
+
+
+def _duration(microseconds: float) -> str:
+    """Latency for a bar label in the unit that keeps it short: 850µs, 12.4ms, 1.2s."""
+    if microseconds >= 1_000_000:
+        return f"{microseconds / 1_000_000:.3g}s"
+    if microseconds >= 1_000:
+        return f"{microseconds / 1_000:.3g}ms"
+    return f"{microseconds:.3g}µs"
