@@ -1,0 +1,274 @@
+"""Manifest builders: plain dicts for every object we create, also printed by --dry-run.
+
+Benchmark and browse pods fit the ``restricted`` Pod Security level: non-root, no privilege
+escalation, all capabilities dropped, RuntimeDefault seccomp, read-only root filesystem. Node
+inspection pods are the one exception and are built separately, pinned to their node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+Manifest = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Toleration:
+    """A toleration as given on the command line: KEY[=VALUE][:EFFECT]."""
+
+    key: str
+    value: str | None = None
+    effect: str | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Toleration:
+        """Parse ``key=value:NoSchedule``, ``key:NoExecute``, ``key`` or ``*`` (all taints).
+
+        Raises:
+            ValueError: on an empty key or an unknown effect.
+        """
+        body, _, effect = text.partition(":")
+        key, _, value = body.partition("=")
+        if not key:
+            raise ValueError(f"toleration {text!r} has no key (form: KEY[=VALUE][:EFFECT])")
+        if effect and effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+            raise ValueError(
+                f"toleration {text!r}: effect must be NoSchedule, PreferNoSchedule or NoExecute"
+            )
+        return cls(key=key, value=value or None, effect=effect or None)
+
+    def to_dict(self) -> dict[str, str]:
+        """Kubernetes shape."""
+        if self.key == "*":
+            return {"operator": "Exists"}
+        out = {"key": self.key, "operator": "Equal" if self.value else "Exists"}
+        if self.value:
+            out["value"] = self.value
+        if self.effect:
+            out["effect"] = self.effect
+        return out
+
+
+@dataclass(frozen=True)
+class PodPlacement:
+    """Where and how big a pod is: node, selectors, tolerations, resources."""
+
+    node_name: str | None = None
+    node_selector: dict[str, str] = field(default_factory=dict)
+    tolerations: tuple[Toleration, ...] = ()
+    cpu: str | None = None
+    memory: str | None = None
+
+    def apply(self, spec: Manifest, container: Manifest) -> None:
+        """Write the placement into a pod spec and its container."""
+        if self.node_name:
+            spec["nodeName"] = self.node_name
+        if self.node_selector:
+            spec["nodeSelector"] = dict(self.node_selector)
+        if self.tolerations:
+            spec["tolerations"] = [t.to_dict() for t in self.tolerations]
+        resources: dict[str, str] = {}
+        if self.cpu:
+            resources["cpu"] = self.cpu
+        if self.memory:
+            resources["memory"] = self.memory
+        if resources:
+            # Requests equal limits: a benchmark must not be throttled differently between runs.
+            container["resources"] = {"requests": dict(resources), "limits": dict(resources)}
+
+
+@dataclass(frozen=True)
+class PodIdentity:
+    """UID and fsGroup for non-root pods; None leaves them to the cluster (OpenShift assigns)."""
+
+    run_as_user: int | None = 1000
+    fs_group: int | None = 1000
+
+
+def parse_node_selector(text: str) -> dict[str, str]:
+    """Parse ``k=v[,k2=v2]`` as given to --node-selector.
+
+    Raises:
+        ValueError: when a pair has no ``=`` or an empty key.
+    """
+    selector: dict[str, str] = {}
+    for pair in filter(None, (p.strip() for p in text.split(","))):
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"node selector {pair!r} is not KEY=VALUE")
+        selector[key] = value
+    return selector
+
+
+def build_pvc(
+    name: str,
+    namespace: str,
+    storage_class: str,
+    size: str,
+    *,
+    volume_mode: str = "Filesystem",
+    access_mode: str = "ReadWriteOnce",
+    data_source: Manifest | None = None,
+) -> Manifest:
+    """A PersistentVolumeClaim (optionally restored from a snapshot via ``data_source``)."""
+    spec: Manifest = {
+        "storageClassName": storage_class,
+        "accessModes": [access_mode],
+        "volumeMode": volume_mode,
+        "resources": {"requests": {"storage": size}},
+    }
+    if data_source:
+        spec["dataSource"] = data_source
+    return {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+
+
+def build_configmap(name: str, namespace: str, data: dict[str, str]) -> Manifest:
+    """A ConfigMap holding text files (fio job files, scripts)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": namespace},
+        "data": dict(data),
+    }
+
+
+def restricted_security_context(identity: PodIdentity) -> tuple[Manifest, Manifest]:
+    """(pod securityContext, container securityContext) that pass the restricted level."""
+    pod: Manifest = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+    if identity.run_as_user is not None:
+        pod["runAsUser"] = identity.run_as_user
+        pod["runAsGroup"] = identity.run_as_user
+    if identity.fs_group is not None:
+        pod["fsGroup"] = identity.fs_group
+    container: Manifest = {
+        "allowPrivilegeEscalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+    }
+    return pod, container
+
+
+def build_workload_pod(
+    name: str,
+    namespace: str,
+    image: str,
+    *,
+    pvc_name: str | None,
+    mount_path: str = "/data",
+    block_device_path: str | None = None,
+    read_only: bool = False,
+    configmap_name: str | None = None,
+    configmap_path: str = "/etc/kubectl-storage",
+    identity: PodIdentity = PodIdentity(),
+    placement: PodPlacement = PodPlacement(),
+    command: list[str] | None = None,
+    active_deadline_s: int | None = None,
+) -> Manifest:
+    """A restricted-level pod that idles so we can exec into it (fio, browse, checks).
+
+    The container sleeps rather than running the workload as its command, so output comes back
+    over exec with its exit status, and the pod is deleted as soon as we are done.
+    """
+    pod_sc, container_sc = restricted_security_context(identity)
+    container: Manifest = {
+        "name": "toolbox",
+        "image": image,
+        "imagePullPolicy": "IfNotPresent",
+        "command": command or ["sleep", "86400"],
+        "securityContext": container_sc,
+        "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+    }
+    volumes: list[Manifest] = [{"name": "tmp", "emptyDir": {}}]
+    if pvc_name:
+        claim = {"claimName": pvc_name, "readOnly": read_only}
+        volumes.append({"name": "data", "persistentVolumeClaim": claim})
+        if block_device_path:
+            container["volumeDevices"] = [{"name": "data", "devicePath": block_device_path}]
+        else:
+            container["volumeMounts"].append(
+                {"name": "data", "mountPath": mount_path, "readOnly": read_only}
+            )
+    if configmap_name:
+        container["volumeMounts"].append(
+            {"name": "config", "mountPath": configmap_path, "readOnly": True}
+        )
+        volumes.append({"name": "config", "configMap": {"name": configmap_name}})
+    spec: Manifest = {
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,
+        "terminationGracePeriodSeconds": 0,
+        "securityContext": pod_sc,
+        "containers": [container],
+        "volumes": volumes,
+    }
+    if active_deadline_s:
+        spec["activeDeadlineSeconds"] = active_deadline_s
+    placement.apply(spec, container)
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": spec,
+    }
+
+
+def build_node_inspection_pod(
+    name: str,
+    namespace: str,
+    node_name: str,
+    image: str,
+    *,
+    privileged: bool,
+    active_deadline_s: int = 300,
+) -> Manifest:
+    """A short-lived pod on one node that reads the host: hostPID, host root read-only at /host.
+
+    hostPID lets it read /proc/1/mountinfo and /proc/1/mountstats of the host's mount namespace
+    (/proc/self is the container's own). It tolerates every taint so NotReady-but-running and
+    tainted nodes can still be inspected, and activeDeadlineSeconds ends it even if we vanish.
+    """
+    container_sc: Manifest = {"readOnlyRootFilesystem": True}
+    if privileged:
+        container_sc["privileged"] = True
+    else:
+        container_sc.update({"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}})
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {
+            "nodeName": node_name,
+            "hostPID": True,
+            "restartPolicy": "Never",
+            "automountServiceAccountToken": False,
+            "enableServiceLinks": False,
+            "terminationGracePeriodSeconds": 0,
+            "activeDeadlineSeconds": active_deadline_s,
+            "tolerations": [{"operator": "Exists"}],
+            "containers": [
+                {
+                    "name": "inspect",
+                    "image": image,
+                    "imagePullPolicy": "IfNotPresent",
+                    "command": ["sleep", str(active_deadline_s)],
+                    "securityContext": container_sc,
+                    "volumeMounts": [
+                        {"name": "host", "mountPath": "/host", "readOnly": True},
+                        {"name": "tmp", "mountPath": "/tmp"},
+                    ],
+                }
+            ],
+            "volumes": [
+                {"name": "host", "hostPath": {"path": "/", "type": "Directory"}},
+                {"name": "tmp", "emptyDir": {}},
+            ],
+        },
+    }
