@@ -1,0 +1,399 @@
+"""Kubelet mount paths mapped back to Kubernetes objects (rules.md C.1, C.4).
+
+kubelet mounts volumes at paths that name the pod and the volume:
+
+* ``<root>/pods/<pod-uid>/volumes/kubernetes.io~csi/<pv-name>/mount`` (CSI publish),
+  ``.../kubernetes.io~nfs/<volume>``, ``.../kubernetes.io~empty-dir/<volume>`` (in-tree plugins);
+* ``<root>/pods/<pod-uid>/volume-subpaths/<volume>/<container>/<index>`` (subPath bind mounts);
+* ``<root>/pods/<pod-uid>/volumeDevices/<plugin>/<pv-name>`` (block volumes in a pod);
+* ``<root>/plugins/kubernetes.io/csi/<driver>/<sha256(volumeHandle)>/globalmount`` (CSI staging),
+  and the older ``<root>/plugins/kubernetes.io/csi/pv/<pv-name>/globalmount``;
+* ``<root>/plugins/kubernetes.io/csi/volumeDevices/[staging/|publish/]<pv-name>[/dev]/...`` (block).
+
+:func:`parse_kubelet_path` reads one path; :func:`resolve_volume` joins it with pods, PVs, PVCs
+and StorageClasses given as plain Kubernetes JSON dicts. The root is a parameter because k3s,
+k0s and containerized kubelets use other directories.
+
+Pure: strings and dicts in, frozen dataclasses out, no I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubectl_storage.core.nfs_rules import VolumeContext
+
+DEFAULT_KUBELET_ROOT = "/var/lib/kubelet"
+LEGACY_MOUNT_OPTIONS_ANNOTATION = "volume.beta.kubernetes.io/mount-options"
+
+KIND_POD_VOLUME = "pod-volume"
+KIND_POD_SUBPATH = "pod-subpath"
+KIND_GLOBAL_MOUNT = "global-mount"
+KIND_BLOCK = "block"
+
+CSI_PLUGIN = "kubernetes.io~csi"
+
+JsonDict = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class KubeletPath:
+    """What a kubelet-managed path says about the volume mounted there.
+
+    Attributes:
+        path: the path as given.
+        kind: ``pod-volume``, ``pod-subpath``, ``global-mount`` or ``block``.
+        plugin: the volume plugin directory name (``kubernetes.io~csi``, ``kubernetes.io~nfs``).
+        pod_uid: the pod's UID, for per-pod paths.
+        volume_name: the directory naming the volume (the PV name for PV-backed volumes, the
+            pod's volume name for inline ones, the subPath's volume name).
+        pv_name: set when the layout guarantees the name is a PV (old globalmount, block).
+        csi_driver: the CSI driver, for staging paths that name it.
+        volume_handle_sha256: the hashed volume handle of new-style staging paths.
+    """
+
+    path: str
+    kind: str
+    plugin: str | None = None
+    pod_uid: str | None = None
+    volume_name: str | None = None
+    pv_name: str | None = None
+    csi_driver: str | None = None
+    volume_handle_sha256: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape with fixed key order."""
+        return {
+            "path": self.path,
+            "kind": self.kind,
+            "plugin": self.plugin,
+            "pod_uid": self.pod_uid,
+            "volume_name": self.volume_name,
+            "pv_name": self.pv_name,
+            "csi_driver": self.csi_driver,
+            "volume_handle_sha256": self.volume_handle_sha256,
+        }
+
+
+@dataclass(frozen=True)
+class VolumeOwner:
+    """The Kubernetes objects behind a kubelet path (fields None when not found)."""
+
+    kubelet_path: KubeletPath
+    namespace: str | None = None
+    pod_name: str | None = None
+    pod_uid: str | None = None
+    pod_volume_name: str | None = None
+    pvc_name: str | None = None
+    pv_name: str | None = None
+    storage_class: str | None = None
+    csi_driver: str | None = None
+    volume_handle: str | None = None
+    access_modes: tuple[str, ...] = ()
+    mount_options: tuple[str, ...] | None = None
+    storage_class_mount_options: tuple[str, ...] | None = None
+    legacy_annotation: bool = False
+
+    def volume_context(
+        self, *, rw_node_count: int | None = None, mount_events: Sequence[str] = ()
+    ) -> VolumeContext:
+        """The facts the NFS rules need about this volume (see ``nfs_rules.VolumeContext``)."""
+        return VolumeContext(
+            pv_name=self.pv_name,
+            requested_options=self.mount_options,
+            storage_class_options=self.storage_class_mount_options,
+            csi_driver=self.csi_driver,
+            access_modes=self.access_modes,
+            rw_node_count=rw_node_count,
+            legacy_annotation=self.legacy_annotation,
+            mount_events=tuple(mount_events),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape with fixed key order."""
+        return {
+            "namespace": self.namespace,
+            "pod": self.pod_name,
+            "pod_uid": self.pod_uid,
+            "pod_volume": self.pod_volume_name,
+            "pvc": self.pvc_name,
+            "pv": self.pv_name,
+            "storage_class": self.storage_class,
+            "csi_driver": self.csi_driver,
+            "volume_handle": self.volume_handle,
+            "access_modes": list(self.access_modes),
+            "mount_options": None if self.mount_options is None else list(self.mount_options),
+            "storage_class_mount_options": (
+                None
+                if self.storage_class_mount_options is None
+                else list(self.storage_class_mount_options)
+            ),
+            "legacy_annotation": self.legacy_annotation,
+            "kubelet_path": self.kubelet_path.to_dict(),
+        }
+
+
+def parse_kubelet_path(
+    path: str, *, kubelet_root: str | Sequence[str] = DEFAULT_KUBELET_ROOT
+) -> KubeletPath | None:
+    """Read a mount point as a kubelet volume path.
+
+    Args:
+        path: a mount point, e.g. from mountinfo.
+        kubelet_root: kubelet's ``--root-dir`` (or several candidates, e.g. ``/var/lib/kubelet``
+            and ``/var/lib/k0s/kubelet``).
+
+    Returns:
+        The parsed path, or None when the path is not one kubelet manages.
+    """
+    roots = [kubelet_root] if isinstance(kubelet_root, str) else list(kubelet_root)
+    for root in roots:
+        prefix = root.rstrip("/") + "/"
+        if path.startswith(prefix):
+            parts = [part for part in path[len(prefix) :].split("/") if part]
+            parsed = _parse_relative(path, parts)
+            if parsed is not None:
+                return parsed
+    return None
+
+
+def _parse_relative(path: str, parts: list[str]) -> KubeletPath | None:
+    if len(parts) >= 5 and parts[0] == "pods":
+        return _parse_pod_path(path, parts)
+    if len(parts) >= 4 and parts[:3] == ["plugins", "kubernetes.io", "csi"]:
+        return _parse_csi_plugin_path(path, parts[3:])
+    if len(parts) >= 5 and parts[:2] == ["plugins", "kubernetes.io"] and "mounts" in parts:
+        # In-tree attachable plugins: plugins/kubernetes.io/<plugin>/mounts/<name>.
+        index = parts.index("mounts")
+        if index + 1 < len(parts):
+            return KubeletPath(
+                path, KIND_GLOBAL_MOUNT, plugin=parts[2], volume_name=parts[index + 1]
+            )
+    return None
+
+
+def _parse_pod_path(path: str, parts: list[str]) -> KubeletPath | None:
+    pod_uid, area = parts[1], parts[2]
+    if area == "volumes" and len(parts) >= 5:
+        plugin, name = parts[3], parts[4]
+        # csi publishes at .../<name>/mount; in-tree plugins mount at .../<name> itself.
+        if plugin == CSI_PLUGIN and parts[5:] not in ([], ["mount"]):
+            return None
+        return KubeletPath(path, KIND_POD_VOLUME, plugin=plugin, pod_uid=pod_uid, volume_name=name)
+    if area == "volume-subpaths" and len(parts) >= 4:
+        return KubeletPath(path, KIND_POD_SUBPATH, pod_uid=pod_uid, volume_name=parts[3])
+    if area == "volumeDevices" and len(parts) >= 5:
+        plugin, name = parts[3], parts[4]
+        return KubeletPath(
+            path, KIND_BLOCK, plugin=plugin, pod_uid=pod_uid, volume_name=name, pv_name=name
+        )
+    return None
+
+
+def _parse_csi_plugin_path(path: str, rest: list[str]) -> KubeletPath | None:
+    if rest[0] == "volumeDevices" and len(rest) >= 3:
+        # volumeDevices/staging/<pv>, volumeDevices/publish/<pv>/<pod>, volumeDevices/<pv>/dev/<pod>
+        if rest[1] in ("staging", "publish"):
+            pv_name = rest[2]
+            pod_uid = rest[3] if rest[1] == "publish" and len(rest) > 3 else None
+        else:
+            pv_name = rest[1]
+            pod_uid = rest[3] if rest[2] == "dev" and len(rest) > 3 else None
+        return KubeletPath(
+            path,
+            KIND_BLOCK,
+            plugin=CSI_PLUGIN,
+            pod_uid=pod_uid,
+            volume_name=pv_name,
+            pv_name=pv_name,
+        )
+    if len(rest) >= 3 and rest[2] == "globalmount":
+        if rest[0] == "pv":
+            return KubeletPath(
+                path, KIND_GLOBAL_MOUNT, plugin=CSI_PLUGIN, volume_name=rest[1], pv_name=rest[1]
+            )
+        return KubeletPath(
+            path,
+            KIND_GLOBAL_MOUNT,
+            plugin=CSI_PLUGIN,
+            csi_driver=rest[0],
+            volume_handle_sha256=rest[1],
+        )
+    return None
+
+
+def volume_handle_sha256(volume_handle: str) -> str:
+    """The directory name kubelet gives a CSI volume's staging path (hex SHA-256 of the handle)."""
+    return hashlib.sha256(volume_handle.encode()).hexdigest()
+
+
+def resolve_volume(
+    kubelet_path: KubeletPath,
+    *,
+    pods: Iterable[JsonDict] = (),
+    pvs: Iterable[JsonDict] = (),
+    pvcs: Iterable[JsonDict] = (),
+    storage_classes: Iterable[JsonDict] = (),
+) -> VolumeOwner:
+    """Join a kubelet path with the cluster's objects (plain ``kubectl get -o json`` items).
+
+    Returns a :class:`VolumeOwner` with what could be found: namespace and pod name from the pod
+    UID, the PV from the path (by name, or by CSI driver plus hashed volume handle), the PVC from
+    the PV's ``claimRef`` or the pod's volume, the StorageClass and the requested mount options
+    (PV ``spec.mountOptions`` + the legacy annotation + the CSI ``mountOptions`` attribute).
+    """
+    pod_list, pv_list, pvc_list = list(pods), list(pvs), list(pvcs)
+    pod = _find(pod_list, lambda item: _get(item, "metadata", "uid") == kubelet_path.pod_uid)
+    pod_volume = _pod_volume(pod, kubelet_path.volume_name)
+    pv = _find_pv(kubelet_path, pv_list, pod_volume, pvc_list, pod)
+    if pod_volume is None and pv is not None and pod is not None:
+        pod_volume = _pod_volume_for_pv(pod, pv)
+    pvc = _find_pvc(pv, pod, pod_volume, pvc_list)
+    class_name = _get(pv, "spec", "storageClassName") or _get(pvc, "spec", "storageClassName")
+    storage_class = _find(
+        list(storage_classes), lambda item: _get(item, "metadata", "name") == class_name
+    )
+    legacy = _get(pv, "metadata", "annotations", LEGACY_MOUNT_OPTIONS_ANNOTATION)
+    return VolumeOwner(
+        kubelet_path=kubelet_path,
+        namespace=_get(pod, "metadata", "namespace") or _get(pvc, "metadata", "namespace"),
+        pod_name=_get(pod, "metadata", "name"),
+        pod_uid=kubelet_path.pod_uid,
+        pod_volume_name=_get(pod_volume, "name"),
+        pvc_name=_get(pvc, "metadata", "name"),
+        pv_name=_get(pv, "metadata", "name") or kubelet_path.pv_name,
+        storage_class=class_name,
+        csi_driver=_get(pv, "spec", "csi", "driver") or kubelet_path.csi_driver,
+        volume_handle=_get(pv, "spec", "csi", "volumeHandle"),
+        access_modes=tuple(_get(pv, "spec", "accessModes") or ()),
+        mount_options=_requested_mount_options(pv) if pv is not None else None,
+        storage_class_mount_options=(
+            tuple(_get(storage_class, "mountOptions") or ()) if storage_class is not None else None
+        ),
+        legacy_annotation=bool(legacy),
+    )
+
+
+def resolve_mountpoints(
+    mountpoints: Iterable[str],
+    *,
+    pods: Iterable[JsonDict] = (),
+    pvs: Iterable[JsonDict] = (),
+    pvcs: Iterable[JsonDict] = (),
+    storage_classes: Iterable[JsonDict] = (),
+    kubelet_root: str | Sequence[str] = DEFAULT_KUBELET_ROOT,
+) -> dict[str, VolumeOwner]:
+    """Resolve every kubelet-managed mount point; others are left out of the result."""
+    pod_list, pv_list, pvc_list = list(pods), list(pvs), list(pvcs)
+    class_list = list(storage_classes)
+    owners: dict[str, VolumeOwner] = {}
+    for mountpoint in mountpoints:
+        parsed = parse_kubelet_path(mountpoint, kubelet_root=kubelet_root)
+        if parsed is not None:
+            owners[mountpoint] = resolve_volume(
+                parsed, pods=pod_list, pvs=pv_list, pvcs=pvc_list, storage_classes=class_list
+            )
+    return owners
+
+
+def _requested_mount_options(pv: JsonDict) -> tuple[str, ...]:
+    options = list(_get(pv, "spec", "mountOptions") or ())
+    legacy = _get(pv, "metadata", "annotations", LEGACY_MOUNT_OPTIONS_ANNOTATION)
+    if isinstance(legacy, str) and legacy:
+        options.extend(item.strip() for item in legacy.split(",") if item.strip())
+    attribute = _get(pv, "spec", "csi", "volumeAttributes", "mountOptions")
+    if isinstance(attribute, str) and attribute:
+        # csi-driver-nfs appends this volume attribute to the mount options (rules.md S42).
+        options.extend(item.strip() for item in attribute.split(",") if item.strip())
+    return tuple(options)
+
+
+def _find_pv(
+    kubelet_path: KubeletPath,
+    pvs: list[JsonDict],
+    pod_volume: JsonDict | None,
+    pvcs: list[JsonDict],
+    pod: JsonDict | None,
+) -> JsonDict | None:
+    def named(name: str | None) -> JsonDict | None:
+        return _find(pvs, lambda item: name is not None and _get(item, "metadata", "name") == name)
+
+    if kubelet_path.volume_handle_sha256 is not None:
+        return _find(
+            pvs,
+            lambda item: (
+                _get(item, "spec", "csi", "driver") == kubelet_path.csi_driver
+                and isinstance(handle := _get(item, "spec", "csi", "volumeHandle"), str)
+                and volume_handle_sha256(handle) == kubelet_path.volume_handle_sha256
+            ),
+        )
+    if kubelet_path.pv_name is not None:
+        return named(kubelet_path.pv_name)
+    if kubelet_path.kind == KIND_POD_VOLUME:
+        # PV-backed volumes are named after the PV; inline ones after the pod's volume.
+        pv = named(kubelet_path.volume_name) if pod_volume is None else None
+        if pv is not None:
+            return pv
+    claim = _get(pod_volume, "persistentVolumeClaim", "claimName")
+    namespace = _get(pod, "metadata", "namespace")
+    pvc = _find(
+        pvcs,
+        lambda item: (
+            _get(item, "metadata", "name") == claim
+            and _get(item, "metadata", "namespace") == namespace
+        ),
+    )
+    return named(_get(pvc, "spec", "volumeName"))
+
+
+def _find_pvc(
+    pv: JsonDict | None, pod: JsonDict | None, pod_volume: JsonDict | None, pvcs: list[JsonDict]
+) -> JsonDict | None:
+    claim_namespace = _get(pv, "spec", "claimRef", "namespace")
+    claim_name = _get(pv, "spec", "claimRef", "name")
+    if claim_name is None:
+        claim_name = _get(pod_volume, "persistentVolumeClaim", "claimName")
+        claim_namespace = _get(pod, "metadata", "namespace")
+    if claim_name is None:
+        return None
+    found = _find(
+        pvcs,
+        lambda item: (
+            _get(item, "metadata", "name") == claim_name
+            and _get(item, "metadata", "namespace") == claim_namespace
+        ),
+    )
+    if found is None:  # not listed: still report the claim the PV is bound to
+        return {"metadata": {"name": claim_name, "namespace": claim_namespace}}
+    return found
+
+
+def _pod_volume(pod: JsonDict | None, name: str | None) -> JsonDict | None:
+    volumes = _get(pod, "spec", "volumes") or []
+    return _find(volumes, lambda item: item.get("name") == name)
+
+
+def _pod_volume_for_pv(pod: JsonDict, pv: JsonDict) -> JsonDict | None:
+    claim = _get(pv, "spec", "claimRef", "name")
+    volumes = _get(pod, "spec", "volumes") or []
+    return _find(volumes, lambda item: _get(item, "persistentVolumeClaim", "claimName") == claim)
+
+
+def _find(
+    items: Iterable[Any], predicate: Callable[[Mapping[str, Any]], bool]
+) -> Mapping[str, Any] | None:
+    for item in items:
+        if isinstance(item, Mapping) and predicate(item):
+            return item
+    return None
+
+
+def _get(obj: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(obj, Mapping):
+            return None
+        obj = obj.get(key)
+    return obj

@@ -1,0 +1,374 @@
+"""NFS client statistics per mount, from ``/proc/<pid>/mountstats``.
+
+The kernel writes one block per mount: ``device SRC mounted on DIR with fstype nfs4 statvers=1.1``
+followed (NFS only) by tab-indented ``opts:``, ``age:``, ``caps:``, ``sec:``, ``events:``,
+``bytes:``, ``RPC iostats version:``, one ``xprt:`` line per transport (nconnect gives several) and
+the ``per-op statistics`` table. Non-NFS blocks are skipped; two blocks on the same mount point
+stay two entries. Sources: Linux ``fs/nfs/super.c`` ``nfs_show_stats()``, ``net/sunrpc/stats.c``
+``rpc_clnt_show_stats()`` and ``xprtsock.c``/``xprtrdma`` ``print_stats`` (rules.md S2, S3).
+
+Pure: text in, frozen dataclasses out, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from kubectl_storage.core.mounts import (
+    NFS_FSTYPES,
+    OptionValue,
+    parse_options,
+    split_network_source,
+    unescape_octal,
+)
+
+_HEADER = re.compile(
+    r"^(?:device (?P<device>\S+)|no device) mounted on (?P<mountpoint>\S+)"
+    r" with fstype (?P<fstype>\S+)(?: statvers=(?P<statvers>\S+))?"
+)
+_BLOCK_START = re.compile(r"\n(?=device |no device )")
+_OP_LINE = re.compile(r"^\s*(?P<name>[A-Z][A-Z0-9_]*):\s+(?P<values>\d+(?:\s+\d+)*)\s*$")
+_IOSTATS = re.compile(r"RPC iostats version:\s*(?P<version>\S+)\s+p/v:\s*(?P<pv>\S+)")
+
+# Field names of an ``xprt:`` line after the protocol, by protocol; statvers 1.0 prints a prefix.
+_COMMON_CONNECTED = ("port", "bind_count", "connect_count", "connect_time", "idle_time")
+_COMMON_COUNTERS = ("sends", "receives", "bad_xids", "cumulative_active", "cumulative_backlog")
+_V11_COUNTERS = ("max_slots", "sending_queue", "pending_queue")
+_XPRT_FIELDS: dict[str, tuple[str, ...]] = {
+    "tcp": _COMMON_CONNECTED + _COMMON_COUNTERS + _V11_COUNTERS,
+    "udp": ("port", "bind_count", *_COMMON_COUNTERS, *_V11_COUNTERS),
+    "rdma": _COMMON_CONNECTED + _COMMON_COUNTERS,
+}
+_BYTES_FIELDS = (
+    "normal_read",
+    "normal_write",
+    "direct_read",
+    "direct_write",
+    "server_read",
+    "server_write",
+    "pages_read",
+    "pages_write",
+)
+
+
+class MountstatsParseError(ValueError):
+    """A line inside an NFS block that cannot be read (raised only with ``strict=True``)."""
+
+
+@dataclass(frozen=True)
+class OpStats:
+    """One row of ``per-op statistics``: counts and cumulative milliseconds for one RPC."""
+
+    name: str
+    ops: int
+    transmissions: int
+    major_timeouts: int
+    bytes_sent: int
+    bytes_received: int
+    queue_ms: int
+    rtt_ms: int
+    execute_ms: int
+    errors: int | None = None  # iostats 1.1 only
+
+    @property
+    def retransmissions(self) -> int:
+        """Transmissions beyond the first for each request (``trans - ops``)."""
+        return max(self.transmissions - self.ops, 0)
+
+    @property
+    def avg_rtt_ms(self) -> float | None:
+        """Mean network + server time per operation, in ms (None when no operations)."""
+        return self.rtt_ms / self.ops if self.ops else None
+
+    @property
+    def avg_execute_ms(self) -> float | None:
+        """Mean time from queueing to completion per operation, in ms."""
+        return self.execute_ms / self.ops if self.ops else None
+
+    @property
+    def avg_queue_ms(self) -> float | None:
+        """Mean time waiting before transmission per operation, in ms."""
+        return self.queue_ms / self.ops if self.ops else None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape with fixed key order and units in the key names."""
+        return {
+            "ops": self.ops,
+            "retransmissions": self.retransmissions,
+            "major_timeouts": self.major_timeouts,
+            "bytes_sent": self.bytes_sent,
+            "bytes_received": self.bytes_received,
+            "avg_rtt_ms": _round(self.avg_rtt_ms),
+            "avg_execute_ms": _round(self.avg_execute_ms),
+            "avg_queue_ms": _round(self.avg_queue_ms),
+            "errors": self.errors,
+        }
+
+
+@dataclass(frozen=True)
+class Transport:
+    """One ``xprt:`` line: one RPC transport (connection) of the mount's client."""
+
+    protocol: str
+    values: tuple[int, ...]
+    fields: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def port(self) -> int | None:
+        """Local source port of the transport."""
+        return self.fields.get("port")
+
+
+@dataclass(frozen=True)
+class NfsMountStats:
+    """Statistics of one NFS mount block."""
+
+    device: str
+    mountpoint: str
+    fstype: str
+    statvers: str | None
+    server: str | None
+    export: str | None
+    options: dict[str, OptionValue] = field(default_factory=dict)
+    age_seconds: int | None = None
+    rpc_iostats_version: str | None = None
+    program_version: str | None = None
+    xprt_lines: tuple[str, ...] = field(default=(), repr=False)
+    details: dict[str, str] = field(default_factory=dict, repr=False)
+    op_table: str = field(default="", repr=False)
+    line_number: int = 0
+
+    @property
+    def xprt_count(self) -> int:
+        """Number of transports, i.e. the real connection count (nconnect)."""
+        return len(self.xprt_lines)
+
+    # Counters other than opts/age/xprt count are parsed on first use: an audit of thousands of
+    # mounts needs only the options and the transport count, which keeps a large node fast.
+    @cached_property
+    def caps(self) -> dict[str, OptionValue]:
+        """The ``caps:`` line (server capabilities, wtmult, dtsize, bsize, namlen)."""
+        return parse_options(self.details.get("caps", ""))
+
+    @cached_property
+    def sec(self) -> dict[str, OptionValue]:
+        """The ``sec:`` line (``flavor``, ``pseudoflavor``)."""
+        return parse_options(self.details.get("sec", ""))
+
+    @cached_property
+    def events(self) -> tuple[int, ...]:
+        """The ``events:`` counters, in kernel order (``nfs_stat_eventcounters``)."""
+        return _ints(self.details.get("events", ""))
+
+    @cached_property
+    def bytes(self) -> dict[str, int]:
+        """The ``bytes:`` counters by name (``normal_read`` ... ``pages_write``)."""
+        return dict(zip(_BYTES_FIELDS, _ints(self.details.get("bytes", "")), strict=False))
+
+    @cached_property
+    def op_lines(self) -> tuple[str, ...]:
+        """The raw rows of the ``per-op statistics`` table."""
+        return tuple(line for line in self.op_table.split("\n") if line.strip())
+
+    @cached_property
+    def transports(self) -> tuple[Transport, ...]:
+        """One :class:`Transport` per ``xprt:`` line, in order."""
+        transports = []
+        for line in self.xprt_lines:
+            try:
+                transports.append(_parse_transport(line))
+            except ValueError:
+                continue  # unreadable line: parse_mountstats(strict=True) reports it
+        return tuple(transports)
+
+    @cached_property
+    def ops(self) -> dict[str, OpStats]:
+        """Per-operation statistics by upper-case name, in printed order."""
+        result: dict[str, OpStats] = {}
+        for line in self.op_lines:
+            try:
+                name, stats = _parse_op(line)
+            except ValueError:
+                continue  # unreadable line: parse_mountstats(strict=True) reports it
+            result[name] = stats
+        return result
+
+    def op(self, name: str) -> OpStats | None:
+        """Statistics of one operation by its upper-case name (``READ``, ``WRITE``, ``GETATTR``)."""
+        return self.ops.get(name.upper())
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape with fixed key order; only operations that ran are listed."""
+        return {
+            "server": self.server,
+            "export": self.export,
+            "device": self.device,
+            "mountpoint": self.mountpoint,
+            "fstype": self.fstype,
+            "statvers": self.statvers,
+            "age_seconds": self.age_seconds,
+            "options": dict(self.options),
+            "xprt_count": self.xprt_count,
+            "transports": [t.protocol for t in self.transports],
+            "ops": {name: stats.to_dict() for name, stats in self.ops.items() if stats.ops},
+        }
+
+
+def parse_mountstats(text: str, *, strict: bool = False) -> list[NfsMountStats]:
+    """Parse ``/proc/<pid>/mountstats`` into one :class:`NfsMountStats` per NFS mount.
+
+    Args:
+        text: the whole file.
+        strict: check every counter line of every NFS block now and raise
+            :class:`MountstatsParseError` on an unreadable one; otherwise unreadable lines are
+            ignored (per-op and ``xprt:`` rows are then parsed on first access).
+
+    Returns:
+        NFS mounts in file order; non-NFS devices are skipped.
+    """
+    results: list[NfsMountStats] = []
+    line_number = 1
+    # Work block by block: a non-NFS block costs one header check, and an NFS block's per-op
+    # table is kept as raw lines (parsed on first access), which keeps 10,000 mounts fast.
+    for block in _BLOCK_START.split(text):
+        number, line_number = line_number, line_number + block.count("\n")
+        header_line, _, body = block.partition("\n")
+        header = _HEADER.match(header_line)
+        if header is None or header["fstype"] not in NFS_FSTYPES:
+            continue
+        builder = _Builder(header, number)
+        head, marker, op_table = body.partition("per-op statistics")
+        for offset, line in enumerate(head.split("\n"), start=number + 1):
+            if not line or line.isspace():
+                continue
+            try:
+                builder.feed(line)
+            except ValueError as error:
+                if strict:
+                    raise MountstatsParseError(f"line {offset}: {error}: {line!r}") from error
+        if marker:
+            builder.op_table = op_table
+        results.append(builder.build())
+    if strict:
+        _check_counters(results, text)
+    return results
+
+
+def _check_counters(results: list[NfsMountStats], text: str) -> None:
+    lines = text.split("\n")
+    for stats in results:
+        for key in ("events", "bytes"):
+            if key in stats.details and not _ints(stats.details[key]):
+                raise MountstatsParseError(
+                    f"{stats.mountpoint}: unreadable {key}: {stats.details[key]!r}"
+                )
+        for number, line in enumerate(lines[stats.line_number :], start=stats.line_number + 1):
+            if line.startswith(("device ", "no device ")):
+                break
+            stripped = line.strip()
+            try:
+                if stripped.startswith("xprt:"):
+                    _parse_transport(stripped.partition(":")[2])
+                elif stripped and line in stats.op_lines:
+                    _parse_op(line)
+            except ValueError as error:
+                raise MountstatsParseError(f"line {number}: {error}: {line!r}") from error
+
+
+class _Builder:
+    """Accumulates the lines of one NFS block (mutable while parsing, frozen on build)."""
+
+    def __init__(self, header: re.Match[str], number: int) -> None:
+        self.device = unescape_octal(header["device"] or "none")
+        self.mountpoint = unescape_octal(header["mountpoint"])
+        self.fstype = header["fstype"]
+        self.statvers = header["statvers"]
+        self.number = number
+        self.options: dict[str, OptionValue] = {}
+        self.age: int | None = None
+        self.iostats: str | None = None
+        self.program: str | None = None
+        self.xprt_lines: list[str] = []
+        self.details: dict[str, str] = {}
+        self.op_table = ""
+
+    def feed(self, line: str) -> None:
+        key, _, value = line.strip().partition(":")
+        if key == "xprt":
+            self.xprt_lines.append(value)
+        elif key == "opts":
+            self.options = parse_options(value.strip())
+        elif key == "age":
+            self.age = int(value)
+        elif key == "RPC iostats version":
+            match = _IOSTATS.search(line)
+            if match:
+                self.iostats, self.program = match["version"], match["pv"]
+        else:
+            self.details[key] = value.strip()  # caps, sec, events, bytes, nfsv4, impl_id ...
+
+    def build(self) -> NfsMountStats:
+        server, export = split_network_source(self.device, self.fstype)
+        return NfsMountStats(
+            device=self.device,
+            mountpoint=self.mountpoint,
+            fstype=self.fstype,
+            statvers=self.statvers,
+            server=server,
+            export=export,
+            options=self.options,
+            age_seconds=self.age,
+            rpc_iostats_version=self.iostats,
+            program_version=self.program,
+            xprt_lines=tuple(self.xprt_lines),
+            details=self.details,
+            op_table=self.op_table,
+            line_number=self.number,
+        )
+
+
+def _ints(text: str) -> tuple[int, ...]:
+    try:
+        return tuple(map(int, text.split()))
+    except ValueError:
+        return ()  # unreadable counters: parse_mountstats(strict=True) reports them
+
+
+def _parse_transport(line: str) -> Transport:
+    parts = line.split()
+    if not parts:
+        raise ValueError("empty xprt line")
+    protocol = parts[0]
+    values = tuple(int(v) for v in parts[1:])
+    # statvers 1.0 prints a prefix of the 1.1 fields; rdma appends its own counters (kept raw).
+    names = _XPRT_FIELDS.get(protocol, ())
+    return Transport(protocol, values, dict(zip(names, values, strict=False)))
+
+
+def _parse_op(line: str) -> tuple[str, OpStats]:
+    match = _OP_LINE.match(line)
+    if match is None:
+        raise ValueError("not a per-op statistics line")
+    name = match["name"]
+    numbers = [int(v) for v in match["values"].split()]
+    if len(numbers) < 8:
+        raise ValueError(f"per-op line for {name} has {len(numbers)} counters, expected 8 or 9")
+    return name, OpStats(
+        name=name,
+        ops=numbers[0],
+        transmissions=numbers[1],
+        major_timeouts=numbers[2],
+        bytes_sent=numbers[3],
+        bytes_received=numbers[4],
+        queue_ms=numbers[5],
+        rtt_ms=numbers[6],
+        execute_ms=numbers[7],
+        errors=numbers[8] if len(numbers) > 8 else None,
+    )
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
