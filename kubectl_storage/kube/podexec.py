@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kubectl_storage.errors import WaitTimeoutError
@@ -28,6 +29,8 @@ def exec_in_pod(
     container: str | None = None,
     timeout_s: float = 600,
     stdin: bytes | None = None,
+    on_tick: Callable[[], None] | None = None,
+    tick_every_s: float = 10,
 ) -> ExecResult:
     """Run ``command`` in the pod (no TTY) and wait for it to finish.
 
@@ -63,6 +66,7 @@ def exec_in_pod(
     stdout: list[str] = []
     stderr: list[str] = []
     deadline = time.monotonic() + timeout_s
+    next_tick = time.monotonic() + tick_every_s
     try:
         if stdin is not None:
             client.write_stdin(stdin.decode("utf-8", "surrogateescape"))
@@ -74,6 +78,9 @@ def exec_in_pod(
                     "Raise --timeout if the workload is only slow.",
                 )
             client.update(timeout=1)
+            if on_tick is not None and time.monotonic() >= next_tick:
+                on_tick()
+                next_tick = time.monotonic() + tick_every_s
             if client.peek_stdout():
                 stdout.append(client.read_stdout())
             if client.peek_stderr():

@@ -132,6 +132,12 @@ class RunScope:
         """Stop tracking an object the operation has deleted itself."""
         self._created = [c for c in self._created if c != (kind, name, namespace)]
 
+    def delete_now(self, kind: ResourceKind, name: str, namespace: str | None) -> None:
+        """Delete one tracked object before the run ends (e.g. a class finished), and wait."""
+        self.forget(kind, name, namespace)
+        if self.api.delete(kind, name, namespace, grace_period_s=_grace_for(kind)):
+            wait_gone(self.api, kind, name, namespace=namespace, timeout_s=self.cleanup_timeout_s)
+
     @property
     def created(self) -> list[tuple[ResourceKind, str, str | None]]:
         """What the run has created so far, oldest first."""

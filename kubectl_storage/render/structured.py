@@ -12,15 +12,30 @@ def write_json(report: dict[str, Any], out: TextIO) -> None:
     out.write("\n")
 
 
+def _dumper() -> Any:
+    """A safe YAML dumper that writes multi-line strings (job files, scripts) as ``|`` blocks."""
+    import yaml  # noqa: PLC0415 - only needed for YAML output
+
+    class BlockStyleDumper(yaml.SafeDumper):
+        pass
+
+    def represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+        style = "|" if "\n" in value else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+    BlockStyleDumper.add_representer(str, represent_str)
+    return BlockStyleDumper
+
+
 def write_yaml(report: dict[str, Any], out: TextIO) -> None:
     """Write the report as block-style YAML, keeping key order."""
-    import yaml  # noqa: PLC0415 - only needed for -o yaml
+    import yaml  # noqa: PLC0415 - only needed for YAML output
 
-    yaml.safe_dump(report, out, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    yaml.dump(report, out, Dumper=_dumper(), sort_keys=False, allow_unicode=True)
 
 
 def write_yaml_documents(documents: list[dict[str, Any]], out: TextIO) -> None:
     """Write several manifests as one YAML stream (``--dry-run`` output)."""
-    import yaml  # noqa: PLC0415
+    import yaml  # noqa: PLC0415 - only needed for YAML output
 
-    yaml.safe_dump_all(documents, out, sort_keys=False, default_flow_style=False)
+    yaml.dump_all(documents, out, Dumper=_dumper(), sort_keys=False, allow_unicode=True)

@@ -1,0 +1,268 @@
+"""`kubectl storage fio`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kubectl_storage.cli.context import GlobalOptions, options_of
+from kubectl_storage.errors import FindingsError, UsageError
+from kubectl_storage.exit_codes import ExitCode
+
+
+def fio_command(
+    ctx: typer.Context,
+    storage_class: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--storage-class", "-s", help="StorageClass to benchmark (repeat to compare several)."
+        ),
+    ] = None,
+    size: Annotated[
+        str,
+        typer.Option(
+            "--size", "-z", help="PVC size, a quantity with a unit (cloud disks scale with size)."
+        ),
+    ] = "100Gi",
+    pvc: Annotated[
+        str | None,
+        typer.Option("--pvc", help="Benchmark this existing PVC instead (it is never deleted)."),
+    ] = None,
+    volume_mode: Annotated[
+        str, typer.Option("--volume-mode", help="Filesystem or Block.")
+    ] = "Filesystem",
+    profile: Annotated[
+        str, typer.Option("--profile", "-p", help="Built-in job set: default, quick, database.")
+    ] = "default",
+    job_file: Annotated[
+        Path | None,
+        typer.Option("--file", "-f", help="Your own fio job file instead of a profile."),
+    ] = None,
+    runtime: Annotated[
+        int | None, typer.Option("--runtime", help="Seconds each job measures.")
+    ] = None,
+    ramp_time: Annotated[
+        int | None, typer.Option("--ramp-time", help="Seconds each job runs before measuring.")
+    ] = None,
+    node: Annotated[str | None, typer.Option("--node", help="Run the pod on this node.")] = None,
+    node_selector: Annotated[
+        str | None, typer.Option("--node-selector", help="k=v[,k2=v2] for the pod.")
+    ] = None,
+    toleration: Annotated[
+        list[str] | None,
+        typer.Option("--toleration", help="KEY[=VALUE][:EFFECT], or * for all (repeatable)."),
+    ] = None,
+    cpu: Annotated[str | None, typer.Option("--cpu", help="CPU request and limit.")] = None,
+    memory: Annotated[
+        str | None, typer.Option("--memory", help="Memory request and limit.")
+    ] = None,
+    run_as_user: Annotated[
+        int | None, typer.Option("--run-as-user", help="UID (default 1000; unset on OpenShift).")
+    ] = None,
+    fs_group: Annotated[
+        int | None, typer.Option("--fs-group", help="fsGroup (default 1000).")
+    ] = None,
+    image: Annotated[str | None, typer.Option("--image", help="Toolbox image with fio.")] = None,
+    registry: Annotated[
+        str | None, typer.Option("--registry", help="Pull the default image from this registry.")
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds to wait for each step.")
+    ] = 300,
+    keep: Annotated[bool, typer.Option("--keep", help="Leave the objects for debugging.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the manifests as YAML; create nothing.")
+    ] = False,
+    parallel: Annotated[
+        bool, typer.Option("--parallel", help="Benchmark all classes at the same time.")
+    ] = False,
+    repeat: Annotated[int, typer.Option("--repeat", help="Runs per class (mean ± stddev).")] = 1,
+    chart: Annotated[
+        Path | None, typer.Option("--chart", help="Draw the results to FILE.png or FILE.svg.")
+    ] = None,
+    baseline: Annotated[
+        Path | None, typer.Option("--baseline", help="Compare with a saved -o json report.")
+    ] = None,
+    max_regression: Annotated[
+        str, typer.Option("--max-regression", help="Allowed worsening against --baseline.")
+    ] = "10%",
+    from_json: Annotated[
+        Path | None,
+        typer.Option("--from-json", help="Re-render a saved report or raw fio JSON; no cluster."),
+    ] = None,
+) -> None:
+    """Benchmark StorageClasses with fio: IOPS, bandwidth and latency percentiles.
+
+    Creates a PVC and a non-root pod per class, runs fio, deletes them (also on Ctrl-C).
+    The default profile runs kubestr's four jobs one after another, plus latency jobs.
+
+    Examples:
+
+        kubectl storage fio -s fast
+
+        kubectl storage fio -s fast -s standard --repeat 3 --chart compare.png
+
+        kubectl storage fio -s fast --profile quick -o json > fast.json
+
+        kubectl storage fio -s fast --baseline fast.json --max-regression 15%
+
+        kubectl storage fio --pvc my-data -f my-job.fio
+
+        kubectl storage fio --from-json fast.json
+    """
+    from kubectl_storage.core.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415
+    from kubectl_storage.core.manifests import (  # noqa: PLC0415
+        PodIdentity,
+        PodPlacement,
+        Toleration,
+        parse_node_selector,
+    )
+    from kubectl_storage.operations.fio import FioRequest  # noqa: PLC0415
+
+    options = options_of(ctx)
+    threshold = _parse_percent(max_regression)
+    if from_json is not None:
+        report = _load_report(from_json)
+        _finish(options, report, chart, baseline, threshold)
+        return
+    if not storage_class and not pvc and not dry_run:
+        storage_class = []  # resolved to the default class below
+    if storage_class and pvc:
+        raise UsageError("give either -s/--storage-class or --pvc, not both", "")
+    try:
+        placement = PodPlacement(
+            node_name=node,
+            node_selector=parse_node_selector(node_selector) if node_selector else {},
+            tolerations=tuple(Toleration.parse(t) for t in toleration or ()),
+            cpu=cpu,
+            memory=memory,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc), "See kubectl storage fio --help.") from exc
+    identity = None
+    if run_as_user is not None or fs_group is not None:
+        identity = PodIdentity(run_as_user if run_as_user is not None else 1000, fs_group)
+    api = None if dry_run and storage_class else options.connect()
+    namespace = options.namespace or (api.namespace if api else "default")
+    classes = tuple(storage_class or ())
+    if not classes and not pvc:
+        if api is None:
+            api = options.connect()
+        classes = (_default_class(api),)
+    request = FioRequest(
+        storage_classes=classes,
+        namespace=namespace,
+        size=size,
+        pvc=pvc,
+        volume_mode=volume_mode,
+        profile=profile,
+        job_file=str(job_file) if job_file else None,
+        runtime_s=runtime,
+        ramp_time_s=ramp_time,
+        image=image or with_registry(TOOLBOX_IMAGE, registry),
+        placement=placement,
+        identity=identity,
+        timeout_s=timeout,
+        keep=keep,
+        parallel=parallel,
+        repeat=repeat,
+    )
+    if dry_run:
+        from kubectl_storage.operations.fio import dry_run_manifests, plan_fio  # noqa: PLC0415
+        from kubectl_storage.render.structured import write_yaml_documents  # noqa: PLC0415
+
+        write_yaml_documents(dry_run_manifests(plan_fio(request)), options.stdout)
+        return
+    from kubectl_storage.operations.fio import run_fio  # noqa: PLC0415
+
+    assert api is not None
+    report = run_fio(api, request)
+    _finish(options, report, chart, baseline, threshold)
+
+
+def _default_class(api: Any) -> str:
+    from kubectl_storage.operations.classes import list_classes  # noqa: PLC0415
+
+    defaults = [c.name for c in list_classes(api).storage_classes if c.is_default]
+    if len(defaults) != 1:
+        raise UsageError(
+            "no StorageClass given and the cluster has "
+            + ("no default class" if not defaults else f"{len(defaults)} default classes"),
+            "Name one with -s (kubectl storage classes lists them).",
+        )
+    return defaults[0]
+
+
+def _parse_percent(text: str) -> float:
+    try:
+        value = float(text.strip().rstrip("%"))
+    except ValueError as exc:
+        raise UsageError(f"--max-regression {text!r} is not a percentage", "Example: 10%") from exc
+    if value < 0:
+        raise UsageError("--max-regression must not be negative", "Example: 10%")
+    return value
+
+
+def _load_report(path: Path) -> dict[str, Any]:
+    from kubectl_storage.core.fio_results import FioOutputError, parse_fio_output  # noqa: PLC0415
+    from kubectl_storage.core.fio_stats import build_fio_report  # noqa: PLC0415
+
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror}", "") from exc
+    try:
+        document = json.loads(text)
+        if isinstance(document, dict) and document.get("kind") == "FioReport":
+            return document
+    except ValueError:
+        pass  # raw fio output with text around it: handled below
+    try:
+        result = parse_fio_output(text)
+    except FioOutputError as exc:
+        raise UsageError(
+            f"{path} is neither a FioReport nor fio JSON output: {exc}",
+            "Give a file saved with `kubectl storage fio -o json` or `fio --output-format=json`.",
+        ) from exc
+    return build_fio_report({path.stem: [result]}, profile="from-file", extra={"source": str(path)})
+
+
+def _finish(
+    options: GlobalOptions,
+    report: dict[str, Any],
+    chart: Path | None,
+    baseline: Path | None,
+    threshold: float,
+) -> None:
+    from kubectl_storage.core.fio_stats import BaselineError, compare_with_baseline  # noqa: PLC0415
+    from kubectl_storage.render.fio import write_fio_table  # noqa: PLC0415
+
+    comparison = None
+    if baseline is not None:
+        saved = _load_report(baseline)
+        try:
+            comparison = compare_with_baseline(report, saved, max_regression_percent=threshold)
+        except BaselineError as exc:
+            raise UsageError(f"--baseline {baseline}: {exc}", "") from exc
+        report["baseline"] = comparison.to_dict()
+    options.emit(report, write_fio_table)
+    if chart is not None:
+        from kubectl_storage.render.fio_charts import ChartError, draw_fio_chart  # noqa: PLC0415
+
+        try:
+            draw_fio_chart(report, chart)
+        except ChartError as exc:
+            raise UsageError(f"--chart {chart}: {exc}", "Use a .png or .svg file name.") from exc
+    failed_jobs = [
+        f"{r.get('storage_class')}/{j.get('name')}"
+        for r in report.get("results") or []
+        for j in r.get("jobs") or []
+        if j.get("error")
+    ]
+    if failed_jobs:
+        raise FindingsError(f"fio reported errors in {', '.join(failed_jobs)}", "")
+    if comparison is not None and comparison.failed:
+        raise typer.Exit(ExitCode.FINDINGS)

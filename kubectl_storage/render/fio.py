@@ -1,0 +1,123 @@
+"""Table form of the FioReport: one table per class, a verdict line, comparison and baseline."""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from kubectl_storage.core.fio_stats import compare_classes
+from kubectl_storage.render.tables import write_table
+
+
+def _num(
+    value: float | None, stddev: float | None = None, scale: float = 1.0, digits: int = 0
+) -> str:
+    if value is None:
+        return "-"
+    text = f"{value / scale:,.{digits}f}"
+    if stddev is not None:
+        text += f" ±{stddev / scale:,.{digits}f}"
+    return text
+
+
+def _fmt_lat(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value / 1000:.2f}ms" if value >= 1000 else f"{value:.0f}µs"
+
+
+def _did(job: dict[str, Any], side: str) -> bool:
+    return bool(job.get(f"{side}_iops"))
+
+
+def class_verdict(storage_class: str, jobs: list[dict[str, Any]]) -> str:
+    """One line a person can quote: peaks, best tail latency, fio errors."""
+
+    def measured(key: str) -> list[float]:
+        return [float(j[key]) for j in jobs if j.get(key)]
+
+    def peak(key: str) -> float | None:
+        return max(measured(key), default=None)
+
+    def lowest(key: str) -> float | None:
+        return min(measured(key), default=None)
+
+    parts = []
+    for side in ("read", "write"):
+        iops, bw = peak(f"{side}_iops"), peak(f"{side}_bw_kib_s")
+        if iops:
+            parts.append(f"peak {side} {iops:,.0f} IOPS, {bw / 1024 if bw else 0:,.1f} MiB/s")
+    for side in ("read", "write"):
+        p99 = lowest(f"{side}_clat_p99_us")
+        if p99:
+            parts.append(f"best {side} p99 {_fmt_lat(p99)}")
+    errors = [j["name"] for j in jobs if j.get("error")]
+    parts.append(f"fio errors in {', '.join(errors)}" if errors else "no fio errors")
+    return f"{storage_class}: " + "; ".join(parts)
+
+
+def write_fio_table(report: dict[str, Any], out: TextIO, wide: bool = False) -> None:
+    """Per-class tables, verdicts, a comparison across classes, and the baseline check."""
+    header = f"profile {report.get('profile')}, fio {report.get('fio_version')}"
+    if report.get("size"):
+        header += f", volume {report['size']}"
+    if report.get("repeats", 1) > 1:
+        header += f", mean ± stddev of {report['repeats']} runs"
+    for result in report.get("results") or []:
+        jobs = result.get("jobs") or []
+        rows = []
+        for job in jobs:
+            row = [job.get("name")]
+            for side in ("read", "write"):
+                if _did(job, side):
+                    row += [
+                        _num(job.get(f"{side}_iops"), job.get(f"{side}_iops_stddev")),
+                        _num(
+                            job.get(f"{side}_bw_kib_s"), job.get(f"{side}_bw_kib_s_stddev"), 1024, 1
+                        ),
+                        _fmt_lat(job.get(f"{side}_clat_mean_us")),
+                        _fmt_lat(job.get(f"{side}_clat_p99_us")),
+                    ]
+                    if wide:
+                        row += [
+                            _fmt_lat(job.get(f"{side}_clat_p50_us")),
+                            _fmt_lat(job.get(f"{side}_clat_p95_us")),
+                            _fmt_lat(job.get(f"{side}_clat_p99_9_us")),
+                        ]
+                else:
+                    row += ["-"] * (7 if wide else 4)
+            rows.append(row)
+        headers = ["job"]
+        for side in ("read", "write"):
+            headers += [f"{side} iops", f"{side} MiB/s", f"{side} lat mean", f"{side} lat p99"]
+            if wide:
+                headers += [f"{side} p50", f"{side} p95", f"{side} p99.9"]
+        write_table(
+            rows, headers, out, title=f"StorageClass {result.get('storage_class')} ({header})"
+        )
+        out.write(class_verdict(str(result.get("storage_class")), jobs) + "\n\n")
+
+    if len(report.get("results") or []) > 1:
+        comparison = []
+        for crow in compare_classes(report):
+            digits = 0 if "iops" in crow.metric else 1
+            cells = [crow.job, crow.metric]
+            cells += [_num(v.mean, v.stddev, digits=digits) for v in crow.values]
+            cells.append(crow.best_class or "-")
+            comparison.append(cells)
+        classes = [str(r.get("storage_class")) for r in report["results"]]
+        write_table(comparison, ["job", "metric", *classes, "best"], out, title="Comparison")
+        out.write("\n")
+
+    baseline = report.get("baseline")
+    if baseline:
+        regressions = [d for d in baseline.get("deltas", []) if d.get("regressed")]
+        out.write(
+            f"Baseline: {baseline.get('verdict')} (max regression "
+            f"{baseline.get('max_regression_percent')}%)\n"
+        )
+        for delta in regressions:
+            out.write(
+                f"  {delta.get('storage_class')}/{delta.get('job')} {delta.get('metric')}: "
+                f"{delta.get('baseline')} -> {delta.get('current')} "
+                f"({delta.get('change_percent') or 0:+.1f}%)\n"
+            )
