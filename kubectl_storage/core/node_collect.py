@@ -1,0 +1,133 @@
+"""What a node-inspection pod runs, and how its output is split back into sections.
+
+One exec per node collects everything (round trips dominate when there are hundreds of nodes).
+The script only reads: /proc/1/* of the host (the pod has hostPID), sysfs, and /host (the host
+root, mounted read-only). Host tools (multipath, multipathd, iscsiadm) run with ``chroot /host``
+only when they exist. Password lines are removed from config files before they leave the node,
+and CHAP secrets in sysfs are never read.
+"""
+
+from __future__ import annotations
+
+import re
+
+SECTION_MARKER = "==> kubectl-storage:"
+
+#: Sections every inspection collects, and those only the iSCSI command needs.
+MOUNT_SECTIONS = ("kernel", "mountinfo", "mountstats", "nfs-params")
+ISCSI_SECTIONS = (
+    "kernel",
+    "tools",
+    "iscsi-sysfs",
+    "block-devices",
+    "multipathd-json",
+    "multipath-ll",
+    "iscsiadm-session",
+    "multipath-conf",
+    "iscsid-conf",
+)
+
+_SCRIPT_PARTS = {
+    "kernel": "uname -r",
+    "mountinfo": "cat /proc/1/mountinfo",
+    "mountstats": "cat /proc/1/mountstats",
+    "nfs-params": (
+        "for f in /sys/module/nfs/parameters/* /sys/module/sunrpc/parameters/*; do "
+        'kv "$f"; done; true'
+    ),
+    "tools": (
+        "for t in multipath multipathd iscsiadm sanlun; do p=; "
+        "for d in /usr/sbin /sbin /usr/bin /bin; do "
+        '[ -x "/host$d/$t" ] && p="$d/$t" && break; done; '
+        'printf "tool %s: %s\\n" "$t" "${p:-absent}"; '
+        "done; for d in multipathd iscsid; do "
+        'if pgrep -x "$d" >/dev/null 2>&1; then s=running; else s=stopped; fi; '
+        'printf "daemon %s: %s\\n" "$d" "$s"; done'
+    ),
+    # Our own "path: value" dump (see core/iscsi.py); password files are never opened.
+    "iscsi-sysfs": (
+        'for s in /sys/class/iscsi_session/session*; do [ -d "$s" ] || continue; '
+        "for a in targetname state recovery_tmo tpgt ifacename initiatorname username "
+        'username_in; do kv "$s/$a"; '
+        'done; for l in "$s"/device/target*/*:*:*:*; do [ -d "$l" ] || continue; '
+        'printf "%s: %s\\n" "$l/block" "$(ls "$l/block" 2>/dev/null)"; '
+        'printf "%s: %s\\n" "$l/state" "$(cat "$l/state" 2>/dev/null)"; done; done; '
+        'for c in /sys/class/iscsi_connection/connection*; do [ -d "$c" ] || continue; '
+        "for a in persistent_address persistent_port address port state; do "
+        'kv "$c/$a"; done; done; true'
+    ),
+    "block-devices": (
+        "for d in /sys/block/*; do n=${d##*/}; "
+        'printf "%s holders=%s slaves=%s" "$n" "$(ls "$d/holders" 2>/dev/null | tr "\\n" ",")" '
+        '"$(ls "$d/slaves" 2>/dev/null | tr "\\n" ",")"; '
+        '[ -r "$d/dm/name" ] && printf " dm_name=%s dm_uuid=%s" "$(cat "$d/dm/name")" '
+        '"$(cat "$d/dm/uuid")"; printf "\\n"; done; true'
+    ),
+    "multipathd-json": (
+        "if [ -x /host/usr/sbin/multipathd ] || [ -x /host/sbin/multipathd ]; then "
+        "chroot /host multipathd show maps json 2>&1; fi; true"
+    ),
+    "multipath-ll": (
+        "if [ -x /host/usr/sbin/multipath ] || [ -x /host/sbin/multipath ]; then "
+        "chroot /host multipath -ll 2>&1; fi; true"
+    ),
+    "iscsiadm-session": (
+        "if [ -x /host/usr/sbin/iscsiadm ] || [ -x /host/sbin/iscsiadm ]; then "
+        "chroot /host iscsiadm -m session -P 3 2>&1; fi; true"
+    ),
+    "multipath-conf": (
+        "[ -r /host/etc/multipath.conf ] && "
+        "grep -v -i -E 'password|secret' /host/etc/multipath.conf; true"
+    ),
+    "iscsid-conf": (
+        "[ -r /host/etc/iscsi/iscsid.conf ] && "
+        "grep -v -i -E 'password|secret' /host/etc/iscsi/iscsid.conf; true"
+    ),
+}
+
+
+#: ``kv FILE`` prints ``FILE: CONTENT`` when the file is readable.
+_PREAMBLE = (
+    """kv() { [ -r "$1" ] && printf '%s: %s\\n' "$1" "$(cat "$1" 2>/dev/null)"; return 0; }"""
+)
+
+
+def collection_script(sections: tuple[str, ...]) -> str:
+    """A POSIX shell script printing each section after a marker line."""
+    lines = [_PREAMBLE]
+    for name in sections:
+        lines.append(f"printf '\\n{SECTION_MARKER}%s\\n' '{name}'")
+        lines.append(f"( {_SCRIPT_PARTS[name]} ) 2>&1")
+    return "\n".join(lines) + "\n"
+
+
+_MARKER_LINE = re.compile(rf"^{re.escape(SECTION_MARKER)}(?P<name>[\w-]+)$")
+
+
+def split_sections(output: str) -> dict[str, str]:
+    """Split collected output back into ``{section: text}``."""
+    sections: dict[str, str] = {}
+    current: str | None = None
+    buffer: list[str] = []
+    for line in output.splitlines():
+        match = _MARKER_LINE.match(line)
+        if match:
+            if current is not None:
+                sections[current] = "\n".join(buffer).strip("\n") + "\n"
+            current, buffer = match.group("name"), []
+        elif current is not None:
+            buffer.append(line)
+    if current is not None:
+        sections[current] = "\n".join(buffer).strip("\n") + "\n"
+    return {name: ("" if text == "\n" else text) for name, text in sections.items()}
+
+
+def parse_tools_section(text: str) -> dict[str, str]:
+    """``tool multipath: /usr/sbin/multipath`` / ``daemon iscsid: running`` → {name: value}."""
+    facts: dict[str, str] = {}
+    for line in text.splitlines():
+        kind, _, rest = line.partition(" ")
+        name, sep, value = rest.partition(": ")
+        if sep and kind in ("tool", "daemon"):
+            facts[f"{kind}:{name}"] = value.strip()
+    return facts
