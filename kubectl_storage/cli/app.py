@@ -199,7 +199,8 @@ def run(argv: list[str] | None = None) -> int:
     args = hoist_global_options(list(sys.argv[1:] if argv is None else argv))
     verbosity = _verbosity_of(args)
     try:
-        app(args=args, prog_name=PROG_NAME, standalone_mode=False)
+        # Without standalone mode, typer returns the code of a typer.Exit instead of raising it.
+        returned = app(args=args, prog_name=PROG_NAME, standalone_mode=False)
     except typer.Exit as exc:
         return int(exc.exit_code)
     except typer.Abort:
@@ -228,7 +229,7 @@ def run(argv: list[str] | None = None) -> int:
             "report it.\n"
         )
         return ExitCode.ERROR
-    return ExitCode.OK
+    return returned if isinstance(returned, int) else ExitCode.OK
 
 
 def main() -> NoReturn:

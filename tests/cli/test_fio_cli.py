@@ -1,0 +1,147 @@
+"""`kubectl storage fio` without a cluster: inputs checked first, --dry-run, --from-json."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from tests.conftest import FIXTURES, run_cli
+from tests.unit.test_manifests import restricted_violations
+
+NO_CLUSTER = {"KUBECONFIG": "/nonexistent/kubeconfig", "KUBERNETES_SERVICE_HOST": ""}
+QUICK_JSON = FIXTURES / "fio" / "fio-3.33-quick-profile-ext4.json"
+
+
+def test_bare_size_number_is_refused_before_anything() -> None:
+    result = run_cli("fio", "-s", "fast", "-z", "45", "--dry-run", env=NO_CLUSTER)
+    assert result.exit_code == 2
+    assert "has no unit" in result.stderr
+    assert "45Gi" in result.stderr
+    assert result.stdout == ""
+
+
+def test_oversized_job_says_by_how_much() -> None:
+    result = run_cli("fio", "-s", "fast", "-z", "1Gi", "--dry-run", env=NO_CLUSTER)
+    assert result.exit_code == 2
+    assert "short" in result.stderr
+    assert "-z 1Gi" in result.stderr
+
+
+def test_unknown_profile() -> None:
+    result = run_cli("fio", "-s", "fast", "--profile", "turbo", "--dry-run", env=NO_CLUSTER)
+    assert result.exit_code == 2
+    assert "unknown fio profile 'turbo'" in result.stderr
+    assert "default, quick, database" in result.stderr
+
+
+def test_bad_job_file(tmp_path) -> None:
+    job = tmp_path / "bad.fio"
+    job.write_text("rw=randread\n[job1]\nrw=sideways\nsize=1G\n")
+    result = run_cli("fio", "-s", "fast", "-f", str(job), "--dry-run", env=NO_CLUSTER)
+    assert result.exit_code == 2
+    assert "not valid" in result.stderr or "rejects" in result.stderr
+
+
+def test_missing_job_file() -> None:
+    result = run_cli("fio", "-s", "fast", "-f", "/nope.fio", "--dry-run", env=NO_CLUSTER)
+    assert result.exit_code == 2
+    assert "cannot read the fio job file /nope.fio" in result.stderr
+
+
+def test_dry_run_prints_restricted_manifests_and_creates_nothing() -> None:
+    result = run_cli(
+        "fio",
+        "-s",
+        "fast",
+        "-s",
+        "slow",
+        "-z",
+        "10Gi",
+        "--profile",
+        "quick",
+        "--dry-run",
+        "-n",
+        "bench",
+        env=NO_CLUSTER,
+    )
+    assert result.exit_code == 0, result.stderr
+    docs = list(yaml.safe_load_all(result.stdout))
+    assert [d["kind"] for d in docs] == ["ConfigMap", "PersistentVolumeClaim", "Pod"] * 2
+    pvcs = [d for d in docs if d["kind"] == "PersistentVolumeClaim"]
+    assert [p["spec"]["storageClassName"] for p in pvcs] == ["fast", "slow"]
+    assert all(p["spec"]["resources"]["requests"]["storage"] == "10Gi" for p in pvcs)
+    assert all(d["metadata"]["namespace"] == "bench" for d in docs)
+    for pod in (d for d in docs if d["kind"] == "Pod"):
+        assert restricted_violations(pod) == []
+    job = docs[0]["data"]["job.fio"]
+    assert "[read_iops]" in job
+    assert "stonewall" in job
+
+
+def test_from_json_raw_fio_output() -> None:
+    result = run_cli("fio", "--from-json", str(QUICK_JSON), "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["apiVersion"], report["kind"]) == ("kubectl-storage/v1alpha1", "FioReport")
+    jobs = report["results"][0]["jobs"]
+    assert [j["name"] for j in jobs] == ["read_iops", "write_iops"]
+    assert jobs[0]["read_iops"] > 0
+    assert jobs[0]["read_clat_p99_us"] > 0
+    assert "raw" in jobs[0]
+
+
+def test_saved_report_round_trips_and_baseline_passes_against_itself(tmp_path) -> None:
+    saved = tmp_path / "report.json"
+    saved.write_text(run_cli("fio", "--from-json", str(QUICK_JSON), "-o", "json").stdout)
+    again = run_cli("fio", "--from-json", str(saved), "--baseline", str(saved), "-o", "json")
+    assert again.exit_code == 0, again.stderr
+    assert json.loads(again.stdout)["baseline"]["verdict"] == "pass"
+
+
+def test_baseline_regression_exits_1(tmp_path) -> None:
+    report = json.loads(run_cli("fio", "--from-json", str(QUICK_JSON), "-o", "json").stdout)
+    better = json.loads(json.dumps(report))
+    for job in better["results"][0]["jobs"]:
+        for key in ("read_iops", "write_iops"):
+            if job.get(key):
+                job[key] *= 2  # the saved run was twice as fast: today's is a regression
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps(better))
+    current = tmp_path / "current.json"
+    current.write_text(json.dumps(report))
+    result = run_cli("fio", "--from-json", str(current), "--baseline", str(baseline))
+    assert result.exit_code == 1
+    assert "Baseline: regressed" in result.stdout
+
+
+def test_fio_job_errors_exit_1() -> None:
+    result = run_cli(
+        "fio", "--from-json", str(FIXTURES / "fio" / "fio-3.33-dev-full-error-stderr-merged.txt")
+    )
+    assert result.exit_code == 1
+    assert "fio reported errors" in result.stderr
+    assert "write_to_dev_full" in result.stdout
+
+
+def test_chart_written(tmp_path) -> None:
+    chart = tmp_path / "chart.png"
+    result = run_cli("fio", "--from-json", str(QUICK_JSON), "--chart", str(chart))
+    assert result.exit_code == 0, result.stderr
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("value", ["ten", "-5%"])
+def test_bad_max_regression(value: str) -> None:
+    result = run_cli("fio", "--from-json", str(QUICK_JSON), "--max-regression", value)
+    assert result.exit_code == 2
+    assert "--max-regression" in result.stderr
+
+
+def test_not_a_report(tmp_path) -> None:
+    junk = tmp_path / "junk.json"
+    junk.write_text('{"hello": 1}')
+    result = run_cli("fio", "--from-json", str(junk))
+    assert result.exit_code == 2
+    assert "neither a FioReport nor fio JSON output" in result.stderr
