@@ -12,6 +12,9 @@ from typing import Any
 
 Manifest = dict[str, Any]
 
+#: GID of the "disk" group that owns block device nodes on common distributions.
+DISK_GROUP_GID = 6
+
 
 @dataclass(frozen=True)
 class Toleration:
@@ -191,6 +194,10 @@ def build_workload_pod(
         volumes.append({"name": "data", "persistentVolumeClaim": claim})
         if block_device_path:
             container["volumeDevices"] = [{"name": "data", "devicePath": block_device_path}]
+            # kubelet does not apply fsGroup to raw devices; the node's device node is owned by
+            # root:disk (GID 6 on Debian, Ubuntu, RHEL and Alpine), so join that group instead
+            # of running as root.
+            pod_sc["supplementalGroups"] = [DISK_GROUP_GID]
         else:
             container["volumeMounts"].append(
                 {"name": "data", "mountPath": mount_path, "readOnly": read_only}

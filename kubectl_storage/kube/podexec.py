@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kubectl_storage.errors import WaitTimeoutError
+from kubectl_storage.errors import ClusterError, WaitTimeoutError
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.connection import describe_unreachable
 
@@ -88,7 +88,16 @@ def exec_in_pod(
         # drain what arrived with the close
         stdout.append(client.read_stdout() or "")
         stderr.append(client.read_stderr() or "")
-        code = client.returncode
+        try:
+            code = client.returncode
+        except (TypeError, KeyError, ValueError, IndexError):
+            # The stream closed without the status message: the connection was cut.
+            code = None
     finally:
         client.close()
-    return ExecResult("".join(stdout), "".join(stderr), int(code) if code is not None else -1)
+    if code is None:
+        raise ClusterError(
+            f"lost the connection to pod {pod} while {command[0]} was running",
+            "Check that the API server and the node are healthy, then run again.",
+        )
+    return ExecResult("".join(stdout), "".join(stderr), int(code))

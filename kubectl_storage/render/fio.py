@@ -19,6 +19,36 @@ def _num(
     return text
 
 
+#: What the comparison table shows (the JSON report keeps every metric).
+TABLE_COMPARED_METRICS = (
+    "read_iops",
+    "write_iops",
+    "read_bw_kib_s",
+    "write_bw_kib_s",
+    "read_clat_p99_us",
+    "write_clat_p99_us",
+)
+_METRIC_LABELS = {
+    "read_iops": "read IOPS",
+    "write_iops": "write IOPS",
+    "read_bw_kib_s": "read MiB/s",
+    "write_bw_kib_s": "write MiB/s",
+    "read_clat_p99_us": "read p99 latency",
+    "write_clat_p99_us": "write p99 latency",
+}
+
+
+def _metric_text(metric: str, mean: float | None, stddev: float | None) -> str:
+    if mean is None:
+        return "-"
+    if metric.endswith("_us"):
+        text = _fmt_lat(mean)
+        return text + (f" ±{_fmt_lat(stddev)}" if stddev is not None else "")
+    if metric.endswith("_kib_s"):
+        return _num(mean, stddev, 1024, 1)
+    return _num(mean, stddev)
+
+
 def _fmt_lat(value: float | None) -> str:
     if value is None:
         return "-"
@@ -98,10 +128,9 @@ def write_fio_table(report: dict[str, Any], out: TextIO, wide: bool = False) -> 
 
     if len(report.get("results") or []) > 1:
         comparison = []
-        for crow in compare_classes(report):
-            digits = 0 if "iops" in crow.metric else 1
-            cells = [crow.job, crow.metric]
-            cells += [_num(v.mean, v.stddev, digits=digits) for v in crow.values]
+        for crow in compare_classes(report, metrics=TABLE_COMPARED_METRICS):
+            cells = [crow.job, _METRIC_LABELS[crow.metric]]
+            cells += [_metric_text(crow.metric, v.mean, v.stddev) for v in crow.values]
             cells.append(crow.best_class or "-")
             comparison.append(cells)
         classes = [str(r.get("storage_class")) for r in report["results"]]
@@ -118,6 +147,7 @@ def write_fio_table(report: dict[str, Any], out: TextIO, wide: bool = False) -> 
         for delta in regressions:
             out.write(
                 f"  {delta.get('storage_class')}/{delta.get('job')} {delta.get('metric')}: "
-                f"{delta.get('baseline')} -> {delta.get('current')} "
+                f"{_metric_text(delta['metric'], delta.get('baseline'), None)} -> "
+                f"{_metric_text(delta['metric'], delta.get('current'), None)} "
                 f"({delta.get('change_percent') or 0:+.1f}%)\n"
             )

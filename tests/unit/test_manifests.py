@@ -66,6 +66,8 @@ def test_block_mode_uses_volume_devices() -> None:
     container = pod["spec"]["containers"][0]
     assert container["volumeDevices"] == [{"name": "data", "devicePath": "/dev/xb"}]
     assert all(m["name"] != "data" for m in container["volumeMounts"])
+    assert pod["spec"]["securityContext"]["supplementalGroups"] == [6]  # disk group, not root
+    assert restricted_violations(pod) == []
 
 
 def test_placement_and_resources() -> None:
