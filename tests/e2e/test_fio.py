@@ -1,0 +1,224 @@
+"""`kubectl storage fio` on the real cluster: results, comparison, --pvc, refusals, interruption."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import REPO, run_cli
+
+
+def _report(result) -> dict:
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _managed(cluster, namespace: str) -> list[str]:
+    items = cluster.get_json(
+        "pods,pvc,configmaps", "-n", namespace, "-l", "app.kubernetes.io/managed-by=kubectl-storage"
+    )["items"]
+    return [f"{i['kind']}/{i['metadata']['name']}" for i in items]
+
+
+def test_quick_profile_reports_iops_and_latency_percentiles(cluster, namespace) -> None:
+    report = _report(
+        run_cli(
+            "fio",
+            "-s",
+            "csi-hostpath-sc",
+            "-z",
+            "1Gi",
+            "--profile",
+            "quick",
+            "-n",
+            namespace,
+            "-o",
+            "json",
+        )
+    )
+    assert report["kind"] == "FioReport"
+    jobs = {j["name"]: j for j in report["results"][0]["jobs"]}
+    assert report["results"][0]["storage_class"] == "csi-hostpath-sc"
+    assert jobs["read_iops"]["read_iops"] > 0
+    assert jobs["write_iops"]["write_iops"] > 0
+    for key in ("read_clat_p50_us", "read_clat_p95_us", "read_clat_p99_us", "read_clat_p99_9_us"):
+        assert jobs["read_iops"][key] > 0, key
+    assert jobs["read_iops"]["read_clat_p99_us"] >= jobs["read_iops"]["read_clat_p50_us"]
+    assert jobs["read_iops"]["raw"][0]["jobname"] == "read_iops"  # one raw fio job per repeat
+    assert _managed(cluster, namespace) == []
+
+
+def test_two_classes_compared_including_wait_for_first_consumer(
+    cluster, namespace, tmp_path
+) -> None:
+    chart = tmp_path / "compare.svg"
+    result = run_cli(
+        "fio",
+        "-s",
+        "csi-hostpath-sc",
+        "-s",
+        "local-path",
+        "-z",
+        "1Gi",
+        "--profile",
+        "quick",
+        "--runtime",
+        "2",
+        "--ramp-time",
+        "0",
+        "-n",
+        namespace,
+        "--chart",
+        str(chart),
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "StorageClass csi-hostpath-sc" in result.stdout
+    assert "StorageClass local-path" in result.stdout
+    assert "Comparison" in result.stdout
+    assert chart.read_text().lstrip().startswith(("<?xml", "<svg"))
+
+
+def test_existing_pvc_is_benchmarked_and_left_alone(cluster, namespace) -> None:
+    cluster.apply(
+        "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: users-data}\n"
+        "spec: {accessModes: [ReadWriteOnce], storageClassName: csi-hostpath-sc, "
+        "resources: {requests: {storage: 1Gi}}}\n",
+        namespace,
+    )
+    result = run_cli(
+        "fio",
+        "--pvc",
+        "users-data",
+        "--profile",
+        "quick",
+        "--runtime",
+        "2",
+        "-n",
+        namespace,
+        "-o",
+        "json",
+    )
+    report = _report(result)
+    assert report["pvc"] == "users-data"
+    assert report["results"][0]["storage_class"] == "users-data"
+    assert "writes" in result.stderr  # warned that fio writes into the user's volume
+    pvc = cluster.get_json("pvc", "users-data", "-n", namespace)
+    assert pvc["metadata"].get("deletionTimestamp") is None
+
+
+def test_restricted_namespace_admits_the_benchmark_pod(cluster, namespace) -> None:
+    cluster.kubectl_run(
+        "label", "namespace", namespace, "pod-security.kubernetes.io/enforce=restricted"
+    )
+    report = _report(
+        run_cli(
+            "fio",
+            "-s",
+            "csi-hostpath-sc",
+            "-z",
+            "1Gi",
+            "--profile",
+            "quick",
+            "--runtime",
+            "2",
+            "-n",
+            namespace,
+            "-o",
+            "json",
+        )
+    )
+    assert report["results"][0]["jobs"][0]["read_iops"] > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-s", "no-such-class", "-z", "1Gi"], "StorageClass no-such-class does not exist"),
+        (["-s", "csi-hostpath-sc", "-z", "1Gi", "--profile", "default"], "short"),
+        (["--pvc", "no-such-pvc"], 'PVC "no-such-pvc" does not exist'),
+    ],
+)
+def test_refusals_create_nothing(cluster, namespace, args: list[str], message: str) -> None:
+    result = run_cli("fio", *args, "-n", namespace)
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    events = cluster.get_json("events", "-n", namespace)["items"]
+    assert events == []  # nothing was ever created in the namespace
+    assert _managed(cluster, namespace) == []
+
+
+def test_missing_namespace(cluster) -> None:
+    result = run_cli("fio", "-s", "csi-hostpath-sc", "-z", "1Gi", "-n", "no-such-namespace")
+    assert result.exit_code == 2
+    assert 'namespace "no-such-namespace" does not exist' in result.stderr
+
+
+def _start_fio(namespace: str, *extra: str) -> subprocess.Popen:
+    import os
+
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "kubectl_storage",
+            "fio",
+            "-s",
+            "csi-hostpath-sc",
+            "-z",
+            "1Gi",
+            "--profile",
+            "quick",
+            "--runtime",
+            "30",
+            "-n",
+            namespace,
+            "-v",
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def _wait_for_stderr(proc: subprocess.Popen, needle: str, timeout: float = 120) -> str:
+    seen = ""
+    deadline = time.monotonic() + timeout
+    assert proc.stderr is not None
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        seen += line
+        if needle in line:
+            return seen
+    raise AssertionError(f"{needle!r} not seen in stderr:\n{seen}")
+
+
+@pytest.mark.parametrize(
+    ("when", "sig", "code"),
+    [
+        ("waiting for the benchmark pod", signal.SIGINT, 130),
+        ("fio starts", signal.SIGINT, 130),
+        ("fio starts", signal.SIGTERM, 143),
+    ],
+)
+def test_interrupt_cleans_up(cluster, namespace, when: str, sig: signal.Signals, code: int) -> None:
+    proc = _start_fio(namespace)
+    _wait_for_stderr(proc, when)
+    if when == "fio starts":
+        time.sleep(3)  # inside the exec of fio
+    assert _managed(cluster, namespace), "the run should have created objects by now"
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=180)
+    assert proc.returncode == code, err
+    assert "deleted what run" in err
+    assert _managed(cluster, namespace) == []
