@@ -127,6 +127,13 @@ def _register_optional_commands() -> None:
         ("kubectl_storage.cli.fio", "fio", "fio_command"),
         ("kubectl_storage.cli.mount_audit", "mount-audit", "mount_audit_command"),
         ("kubectl_storage.cli.iscsi", "iscsi", "iscsi_command"),
+        ("kubectl_storage.cli.snapshot", "snapshot", "snapshot_app"),
+        (
+            "kubectl_storage.cli.validate_persistence",
+            "validate-persistence",
+            "validate_persistence_command",
+        ),
+        ("kubectl_storage.cli.rbac", "rbac", "rbac_command"),
     ):
         try:
             module = importlib.import_module(module_name)
@@ -134,7 +141,11 @@ def _register_optional_commands() -> None:
             if exc.name != module_name:
                 raise
             continue
-        app.command(command_name)(getattr(module, attr))
+        target = getattr(module, attr)
+        if isinstance(target, typer.Typer):
+            app.add_typer(target, name=command_name)  # a command group (snapshot list|check|…)
+        else:
+            app.command(command_name)(target)
 
 
 _register_optional_commands()
