@@ -242,7 +242,9 @@ def build_node_inspection_pod(
     (/proc/self is the container's own). It tolerates every taint so NotReady-but-running and
     tainted nodes can still be inspected, and activeDeadlineSeconds ends it even if we vanish.
     """
-    container_sc: Manifest = {"readOnlyRootFilesystem": True}
+    # Root in the container: /proc/1/mountstats and chroot into the host need it, and the
+    # toolbox image's default user is 1000. Capabilities are still dropped unless privileged.
+    container_sc: Manifest = {"readOnlyRootFilesystem": True, "runAsUser": 0, "runAsNonRoot": False}
     if privileged:
         container_sc["privileged"] = True
     else:

@@ -27,6 +27,10 @@ ISCSI_SECTIONS = (
     "iscsid-conf",
 )
 
+#: Printed instead of a config file's content when the file does not exist on the node, so
+#: "absent" and "empty" can be told apart.
+ABSENT_MARKER = "# kubectl-storage: file absent"
+
 _SCRIPT_PARTS = {
     "kernel": "uname -r",
     "mountinfo": "cat /proc/1/mountinfo",
@@ -76,8 +80,9 @@ _SCRIPT_PARTS = {
         "chroot /host iscsiadm -m session -P 3 2>&1; fi; true"
     ),
     "multipath-conf": (
-        "[ -r /host/etc/multipath.conf ] && "
-        "grep -v -i -E 'password|secret' /host/etc/multipath.conf; true"
+        "if [ -r /host/etc/multipath.conf ]; then "
+        "grep -v -i -E 'password|secret' /host/etc/multipath.conf; "
+        f"else echo '{ABSENT_MARKER}'; fi; true"
     ),
     "iscsid-conf": (
         "[ -r /host/etc/iscsi/iscsid.conf ] && "

@@ -1,0 +1,107 @@
+"""`kubectl storage iscsi`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from kubectl_storage.cli.context import options_of
+from kubectl_storage.cli.mount_audit import (
+    AllNodesOpt,
+    DryRunOpt,
+    FailOnOpt,
+    FromFileOpt,
+    ImageOpt,
+    KeepOpt,
+    NodeNameOpt,
+    NodesArg,
+    ParallelOpt,
+    RegistryOpt,
+    SelectorOpt,
+    TimeoutOpt,
+    check_fail_on,
+    check_offline,
+    finish,
+    run_live,
+)
+
+if TYPE_CHECKING:
+    from kubectl_storage.kube.api import KubeApi
+    from kubectl_storage.operations.node_inspection import InspectionRequest
+
+
+def iscsi_command(
+    ctx: typer.Context,
+    nodes: NodesArg = None,
+    selector: SelectorOpt = None,
+    all_nodes: AllNodesOpt = False,
+    fail_on: FailOnOpt = "error",
+    parallel: ParallelOpt = 10,
+    timeout: TimeoutOpt = 120,
+    image: ImageOpt = None,
+    registry: RegistryOpt = None,
+    keep: KeepOpt = False,
+    dry_run: DryRunOpt = False,
+    from_file: FromFileOpt = None,
+    node_name: NodeNameOpt = None,
+) -> None:
+    """Show iSCSI sessions and dm-multipath maps of nodes, and check them.
+
+    A privileged debug pod per node runs the host's own multipathd, multipath and iscsiadm
+    (chroot into the host root, read-only) and reads sysfs; the claims behind each LUN come
+    from the kubelet's mounts. -o wide adds a sanlun-like view: claim, LUN, dm device and
+    each path, active or passive. A node without iSCSI is reported as such, not as an error.
+    Exits 1 when a finding is at or above --fail-on.
+
+    Examples:
+
+        kubectl storage iscsi --all-nodes
+
+        kubectl storage iscsi worker-1 -o wide
+
+        kubectl storage iscsi -l storage=iscsi --fail-on warn -o json
+
+        kubectl storage iscsi --from-file multipath-ll.txt --from-file session-P3.txt --node-name w1
+
+        kubectl storage iscsi --from-file sanlun-lun-show-p.txt
+    """
+    check_fail_on(fail_on)
+    options = options_of(ctx)
+    report: dict[str, Any] | None
+    if from_file:
+        check_offline(nodes, selector, all_nodes, dry_run)
+        from kubectl_storage.operations.iscsi import iscsi_files  # noqa: PLC0415
+
+        report = iscsi_files(from_file, node_name)
+    else:
+        from kubectl_storage.operations.iscsi import iscsi_request  # noqa: PLC0415
+
+        report = run_live(
+            options,
+            iscsi_request,
+            _inspect,
+            nodes=nodes,
+            selector=selector,
+            all_nodes=all_nodes,
+            parallel=parallel,
+            timeout=timeout,
+            image=image,
+            registry=registry,
+            keep=keep,
+            dry_run=dry_run,
+            node_name=node_name,
+        )
+        if report is None:
+            return
+    from kubectl_storage.operations.iscsi import report_findings  # noqa: PLC0415
+    from kubectl_storage.render.iscsi import write_iscsi_table  # noqa: PLC0415
+
+    options.emit(report, write_iscsi_table)
+    finish(report, report_findings(report), fail_on)
+
+
+def _inspect(api: KubeApi, request: InspectionRequest) -> dict[str, Any]:
+    from kubectl_storage.operations.iscsi import inspect_iscsi  # noqa: PLC0415
+
+    return inspect_iscsi(api, request)

@@ -1,0 +1,630 @@
+"""`kubectl storage iscsi`: iSCSI sessions and dm-multipath maps of nodes, and what uses them.
+
+Live: one privileged debug pod per node (it runs the host's own ``multipathd``, ``multipath`` and
+``iscsiadm`` with ``chroot /host``) collects sysfs, the tools' output, the configuration files
+(password lines removed on the node) and mountinfo; PVs and PVCs are read once to name the
+claim behind each LUN. Offline: the same steps on captured files (``--from-file``).
+
+Per node the report has the sessions, the maps with their path groups and paths, a sanlun-like
+view of each LUN (claim → LUN → dm device → paths, active or passive), the probed tools and the
+MP/ISCSI findings. A node without iSCSI is a normal result, not an error.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from kubectl_storage.core.findings import Finding, Severity
+from kubectl_storage.core.iscsi import (
+    IscsiDisk,
+    IscsiInputFormat,
+    IscsiNodeRecord,
+    IscsiSession,
+    detect_iscsi_format,
+    parse_iscsi_sysfs_dump,
+    parse_iscsiadm_node,
+    parse_iscsiadm_session,
+    parse_iscsiadm_session_detail,
+)
+from kubectl_storage.core.iscsi_rules import evaluate_iscsi_node
+from kubectl_storage.core.kubelet_paths import VolumeOwner
+from kubectl_storage.core.mounts import (
+    FORMAT_MOUNTINFO,
+    MountEntry,
+    MountParseError,
+    detect_mount_format,
+    parse_mountinfo,
+)
+from kubectl_storage.core.multipath import (
+    MultipathMap,
+    MultipathParseError,
+    MultipathPath,
+    parse_multipath_ll,
+    parse_multipathd_json,
+)
+from kubectl_storage.core.multipath_conf import MultipathConf, parse_multipath_conf
+from kubectl_storage.core.node_collect import ABSENT_MARKER, ISCSI_SECTIONS, parse_tools_section
+from kubectl_storage.core.reports import report_envelope
+from kubectl_storage.core.sanlun import SanlunLun, parse_sanlun_lun_show_p
+from kubectl_storage.errors import UsageError
+from kubectl_storage.kube.api import KubeApi
+from kubectl_storage.operations.mount_audit import (
+    NodeCapture,
+    VolumeObjects,
+    first_line,
+    read_capture_files,
+    read_volume_objects,
+)
+from kubectl_storage.operations.node_inspection import InspectionRequest, inspect_nodes
+
+log = logging.getLogger(__name__)
+
+KIND = "IscsiReport"
+
+#: What the pod collects: the iSCSI sections plus mountinfo, to find which claim uses a device.
+SECTIONS = (*ISCSI_SECTIONS, "mountinfo")
+
+_TOOLS = ("multipath", "multipathd", "iscsiadm", "sanlun")
+_FAILED_CHECKER = frozenset({"faulty", "shaky", "i/o timeout", "disconnected"})
+_SEVERITIES = tuple(severity.value for severity in sorted(Severity, key=lambda s: -s.rank))
+
+# --from-file formats → the live section they stand for.
+_FILE_KINDS = {
+    IscsiInputFormat.MULTIPATH_LL: "multipath-ll",
+    IscsiInputFormat.MULTIPATHD_JSON: "multipathd-json",
+    IscsiInputFormat.MULTIPATH_CONF: "multipath-conf",
+    IscsiInputFormat.ISCSIADM_SESSION: "iscsiadm-session",
+    IscsiInputFormat.ISCSIADM_SESSION_DETAIL: "iscsiadm-session",
+    IscsiInputFormat.ISCSIADM_NODE: "iscsiadm-node",
+    IscsiInputFormat.ISCSI_SYSFS: "iscsi-sysfs",
+    IscsiInputFormat.SANLUN: "sanlun",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# The procedure
+# ---------------------------------------------------------------------------------------------
+
+
+def iscsi_request(
+    *,
+    namespace: str,
+    image: str,
+    nodes: Sequence[str] = (),
+    selector: str | None = None,
+    all_nodes: bool = False,
+    parallel: int = 10,
+    timeout_s: float = 120,
+    keep: bool = False,
+) -> InspectionRequest:
+    """The inspection iscsi needs: privileged, to run the host's tools in the host root."""
+    return InspectionRequest(
+        command="iscsi",
+        namespace=namespace,
+        image=image,
+        sections=SECTIONS,
+        nodes=tuple(nodes),
+        selector=selector,
+        all_nodes=all_nodes,
+        privileged=True,
+        parallel=parallel,
+        timeout_s=timeout_s,
+        keep=keep,
+    )
+
+
+def inspect_iscsi(api: KubeApi, request: InspectionRequest) -> dict[str, Any]:
+    """Collect from the chosen nodes, name the claims behind the LUNs, evaluate, report."""
+    outputs = inspect_nodes(api, request)
+    log.info("reading pods, volumes and claims")
+    objects = read_volume_objects(api)
+    nodes = [build_node_report(NodeCapture.from_output(output), objects) for output in outputs]
+    return build_report(nodes, source="cluster")
+
+
+def iscsi_files(paths: Sequence[str | Path], node_name: str | None) -> dict[str, Any]:
+    """Report on captured files: ``multipath -ll``, multipathd JSON, ``iscsiadm``, sysfs dumps,
+    ``sanlun lun show -p``, multipath.conf and mountinfo (to map devices to kubelet volumes).
+
+    Raises:
+        UsageError: a file is unreadable or in no format we know.
+    """
+    captures = read_capture_files(paths, node_name, classify_iscsi_file)
+    return build_report([build_node_report(capture, None) for capture in captures], "files")
+
+
+def classify_iscsi_file(path: Path, text: str) -> str:
+    """The section a ``--from-file`` input stands for (``multipath-ll``, ``iscsi-sysfs``...)."""
+    fmt = detect_iscsi_format(text)
+    if fmt in _FILE_KINDS:
+        return _FILE_KINDS[fmt]
+    if "No active sessions" in text:
+        return "iscsiadm-session"
+    if detect_mount_format(text) == FORMAT_MOUNTINFO:
+        return "mountinfo"
+    raise UsageError(
+        f"--from-file {path}: not iSCSI or multipath output"
+        + (f" (it starts with {first_line(text)!r})" if text.strip() else " (it is empty)"),
+        "Give `multipath -ll`, `multipathd show maps json`, `iscsiadm -m session [-P 3]`, "
+        "`iscsiadm -m node`, `sanlun lun show -p`, /etc/multipath.conf or /proc/1/mountinfo.",
+    )
+
+
+def build_report(nodes: list[dict[str, Any]], source: str) -> dict[str, Any]:
+    """The IscsiReport: nodes, then a summary."""
+    counts = dict.fromkeys(_SEVERITIES, 0)
+    for node in nodes:
+        for finding in node["findings"]:
+            counts[finding["severity"]] += 1
+    paths = [
+        path
+        for node in nodes
+        for mpath in node["multipath_maps"]
+        for group in mpath["path_groups"]
+        for path in group["paths"]
+    ]
+    summary = {
+        "nodes": len(nodes),
+        "nodes_failed": sum(1 for node in nodes if node["error"]),
+        "sessions": sum(len(node["sessions"]) for node in nodes),
+        "multipath_maps": sum(len(node["multipath_maps"]) for node in nodes),
+        "paths": len(paths),
+        "failed_paths": sum(1 for path in paths if _path_failed(path)),
+        "findings": counts,
+    }
+    return report_envelope(KIND, {"source": source, "nodes": nodes, "summary": summary})
+
+
+def report_findings(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every finding of every node (for --fail-on)."""
+    return [finding for node in report["nodes"] for finding in node["findings"]]
+
+
+# ---------------------------------------------------------------------------------------------
+# One node
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _NodeFacts:
+    """What one node's texts say, parsed; collected warnings on the way."""
+
+    sessions: tuple[IscsiSession, ...] = ()
+    maps: tuple[MultipathMap, ...] = ()
+    maps_source: str | None = None
+    conf: MultipathConf | None = None
+    #: None: unknown (offline, or not collected); False: the node has no /etc/multipath.conf.
+    conf_present: bool | None = None
+    records: tuple[IscsiNodeRecord, ...] = ()
+    sanlun: tuple[SanlunLun, ...] = ()
+    mounts: list[MountEntry] | None = None
+    dm_names: dict[str, str] = field(default_factory=dict)
+    mpath_devices: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def build_node_report(capture: NodeCapture, objects: VolumeObjects | None) -> dict[str, Any]:
+    """Parse one node's texts, map devices to claims, run the MP/ISCSI rules."""
+    tools = tool_facts(capture)
+    facts = _parse(capture) if capture.error is None else _NodeFacts()
+    objects = objects or VolumeObjects()
+    owners = _device_owners(capture.node, facts, objects)
+    in_use = _bare_devices_in_use(owners) if facts.mounts is not None else None
+    findings: list[Finding] = []
+    if capture.error is None:
+        installed = _installed(tools, "multipath", "multipathd")
+        findings = evaluate_iscsi_node(
+            facts.sessions,
+            facts.maps,
+            facts.conf,
+            node_records=facts.records,
+            multipathd_running=tools["multipathd_running"],
+            multipath_installed=installed,
+            iscsid_running=tools["iscsid_running"],
+            multipath_conf_present=facts.conf_present,
+            trident=_runs_trident(capture.node, objects),
+            in_use_devices=in_use,
+        )
+        if not _multipath_examined(capture, tools):
+            # Without any multipath view, "no dm-multipath holder" would be a guess.
+            findings = [finding for finding in findings if finding.id != "ISCSI008"]
+            if facts.sessions:
+                facts.warnings.append(
+                    "no multipath output given: LUNs were not checked for multipathing"
+                )
+    if not facts.maps and facts.mpath_devices:
+        facts.warnings.append(
+            f"{len(facts.mpath_devices)} dm-multipath device(s) in sysfs "
+            f"({', '.join(facts.mpath_devices)}) but no multipath output could be read"
+        )
+    return {
+        "node": capture.node,
+        "error": capture.error,
+        "kernel": first_line(capture.first("kernel")) or None,
+        "inputs": list(capture.inputs),
+        "status": None if capture.error else _status(capture, tools, facts),
+        "tools": tools,
+        "sessions": [session.to_dict() for session in facts.sessions],
+        "multipath_maps": [_map_dict(mpath) for mpath in facts.maps],
+        "maps_source": facts.maps_source,
+        "luns": lun_view(facts, owners),
+        "sanlun": [lun.to_dict() for lun in facts.sanlun],
+        "findings": [finding.to_dict() for finding in findings],
+        "warnings": facts.warnings,
+    }
+
+
+def tool_facts(capture: NodeCapture) -> dict[str, Any]:
+    """Which host tools exist and which daemons run; all None when not probed (files)."""
+    probed = "tools" in capture.texts and bool(capture.first("tools"))
+    raw = parse_tools_section(capture.first("tools")) if probed else {}
+    facts: dict[str, Any] = {"probed": probed}
+    for tool in _TOOLS:
+        value = raw.get(f"tool:{tool}")
+        facts[tool] = value if value and value != "absent" else None
+    for daemon in ("multipathd", "iscsid"):
+        state = raw.get(f"daemon:{daemon}")
+        facts[f"{daemon}_running"] = None if state is None else state == "running"
+    return facts
+
+
+def _multipath_examined(capture: NodeCapture, tools: Mapping[str, Any]) -> bool:
+    """Whether the node's multipath state was looked at (live, or a multipath file given)."""
+    return bool(tools["probed"]) or any(
+        kind in capture.texts for kind in ("multipath-ll", "multipathd-json", "block-devices")
+    )
+
+
+def _installed(tools: Mapping[str, Any], *names: str) -> bool | None:
+    if not tools["probed"]:
+        return None
+    return any(tools[name] for name in names)
+
+
+def _parse(capture: NodeCapture) -> _NodeFacts:
+    facts = _NodeFacts()
+    facts.sessions = _sessions(capture, facts.warnings)
+    facts.maps, facts.maps_source = _maps(capture, facts.warnings)
+    conf_texts = [t for t in capture.all("multipath-conf") if t.strip() != ABSENT_MARKER]
+    facts.conf = parse_multipath_conf("\n".join(conf_texts)) if conf_texts else None
+    if any(t.strip() == ABSENT_MARKER for t in capture.all("multipath-conf")):
+        facts.conf_present = False
+    elif conf_texts:
+        facts.conf_present = True
+    facts.records = tuple(
+        record for text in capture.all("iscsiadm-node") for record in parse_iscsiadm_node(text)
+    )
+    facts.sanlun = tuple(
+        lun for text in capture.all("sanlun") for lun in parse_sanlun_lun_show_p(text)
+    )
+    if "mountinfo" in capture.texts:
+        facts.mounts = []
+        for text in capture.all("mountinfo"):
+            try:
+                facts.mounts.extend(parse_mountinfo(text, strict=False))
+            except MountParseError as exc:  # pragma: no cover - non-strict parsing skips lines
+                facts.warnings.append(f"mountinfo unreadable: {exc}")
+    for device in parse_block_devices(capture.first("block-devices")):
+        if device.get("dm_name"):
+            facts.dm_names[device["dm_name"]] = device["name"]
+        if str(device.get("dm_uuid", "")).startswith("mpath-"):
+            facts.mpath_devices.append(device["name"])
+    return facts
+
+
+def _sessions(capture: NodeCapture, warnings: list[str]) -> tuple[IscsiSession, ...]:
+    """Sessions from ``iscsiadm -m session [-P 3]`` when it gave any, else from sysfs."""
+    sessions: list[IscsiSession] = []
+    for text in capture.all("iscsiadm-session"):
+        fmt = detect_iscsi_format(text)
+        if fmt == IscsiInputFormat.ISCSIADM_SESSION_DETAIL:
+            sessions.extend(parse_iscsiadm_session_detail(text))
+        elif fmt == IscsiInputFormat.ISCSIADM_SESSION:
+            sessions.extend(parse_iscsiadm_session(text))
+        elif "No active sessions" not in text:
+            warnings.append(f"iscsiadm output not understood: {first_line(text)}")
+    if sessions:
+        return tuple(sessions)
+    return tuple(
+        session for text in capture.all("iscsi-sysfs") for session in parse_iscsi_sysfs_dump(text)
+    )
+
+
+def _maps(capture: NodeCapture, warnings: list[str]) -> tuple[tuple[MultipathMap, ...], str | None]:
+    """Maps from multipathd JSON (queueing, failback), completed with ``multipath -ll`` (size,
+    H:C:T:L); ``multipath -ll`` alone when the daemon did not answer."""
+    from_json: list[MultipathMap] = []
+    for text in capture.all("multipathd-json"):
+        try:
+            from_json.extend(parse_multipathd_json(text))
+        except MultipathParseError as exc:
+            warnings.append(f"multipathd did not answer with maps ({first_line(text)}): {exc}")
+    from_text = [m for text in capture.all("multipath-ll") for m in parse_multipath_ll(text)]
+    if from_json:
+        by_wwid = {mpath.wwid: mpath for mpath in from_text}
+        merged = tuple(_complete(mpath, by_wwid.get(mpath.wwid)) for mpath in from_json)
+        return merged, "multipathd-json"
+    if from_text:
+        return tuple(from_text), "multipath-ll"
+    return (), None
+
+
+def _complete(mpath: MultipathMap, text_map: MultipathMap | None) -> MultipathMap:
+    """Fill what multipathd JSON lacks (size, H:C:T:L) from the same map in ``multipath -ll``."""
+    if text_map is None:
+        return mpath
+    hctl = {path.dev: path.hctl for path in text_map.paths if path.dev}
+    groups = tuple(
+        replace(
+            group,
+            paths=tuple(
+                replace(path, hctl=path.hctl or hctl.get(path.dev or "")) for path in group.paths
+            ),
+        )
+        for group in mpath.path_groups
+    )
+    return replace(mpath, size=mpath.size or text_map.size, path_groups=groups)
+
+
+def parse_block_devices(text: str) -> list[dict[str, Any]]:
+    """``dm-0 holders= slaves=sdb,sdc, dm_name=mpatha dm_uuid=mpath-36…`` lines → dicts."""
+    devices = []
+    for line in text.splitlines():
+        words = line.split()
+        if not words or "=" in words[0]:
+            continue
+        device: dict[str, Any] = {"name": words[0]}
+        for word in words[1:]:
+            key, sep, value = word.partition("=")
+            if not sep:
+                continue
+            if key in ("holders", "slaves"):
+                device[key] = [item for item in value.split(",") if item]
+            else:
+                device[key] = value
+        devices.append(device)
+    return devices
+
+
+# ---------------------------------------------------------------------------------------------
+# Devices → claims, and the sanlun-like view
+# ---------------------------------------------------------------------------------------------
+
+
+def _device_owners(
+    node: str, facts: _NodeFacts, objects: VolumeObjects
+) -> dict[str, dict[str, Any]]:
+    """Block device name (``dm-3``, ``sdb``, or a /dev/mapper name) → the claim that uses it."""
+    if not facts.mounts:
+        return {}
+    visible = [entry for entry in facts.mounts if entry.visible]
+    resolved = objects.resolve((entry.mountpoint for entry in visible), node)
+    owners: dict[str, dict[str, Any]] = {}
+    for entry in visible:
+        owner = resolved.get(entry.mountpoint)
+        device = _device_of(entry, facts.dm_names)
+        if owner is None or device is None:
+            continue
+        _merge_owner(owners.setdefault(device, _empty_owner()), owner, entry.mountpoint)
+    return owners
+
+
+def _device_of(entry: MountEntry, dm_names: Mapping[str, str]) -> str | None:
+    """The block device behind a mount: its ``/dev/…`` source, or for a raw block volume (a
+    bind mount of the device node) the node's name in devtmpfs."""
+    if entry.source.startswith("/dev/"):
+        name = entry.source[len("/dev/") :]
+    elif entry.fstype == "devtmpfs" and entry.root and entry.root != "/":
+        name = entry.root.lstrip("/")
+    else:
+        return None
+    if name.startswith("mapper/"):
+        mapper = name[len("mapper/") :]
+        return dm_names.get(mapper, mapper)
+    return name
+
+
+def _empty_owner() -> dict[str, Any]:
+    return {
+        "namespace": None,
+        "pvc": None,
+        "pv": None,
+        "storage_class": None,
+        "pods": [],
+        "mountpoints": [],
+    }
+
+
+def _merge_owner(target: dict[str, Any], owner: VolumeOwner, mountpoint: str) -> None:
+    for key, value in (
+        ("namespace", owner.namespace),
+        ("pvc", owner.pvc_name),
+        ("pv", owner.pv_name or owner.kubelet_path.volume_name),
+        ("storage_class", owner.storage_class),
+    ):
+        if target[key] is None and value:
+            target[key] = value
+    if owner.pod_name and owner.pod_name not in target["pods"]:
+        target["pods"].append(owner.pod_name)
+    target["mountpoints"].append(mountpoint)
+
+
+def _bare_devices_in_use(owners: Mapping[str, Mapping[str, Any]]) -> set[str]:
+    """``sdX`` devices kubelet uses directly (no dm-multipath in between)."""
+    return {device for device in owners if device.startswith("sd")}
+
+
+def _runs_trident(node: str, objects: VolumeObjects) -> bool:
+    """A Trident node plugin pod runs on this node (MP003 is then a warning)."""
+    for pod in objects.pods:
+        if (pod.get("spec") or {}).get("nodeName") != node:
+            continue
+        for container in (pod.get("spec") or {}).get("containers") or []:
+            if "trident" in str(container.get("image", "")):
+                return True
+    return False
+
+
+def path_role(path: MultipathPath | Mapping[str, Any], group_status: str) -> str:
+    """``failed``, ``active`` (in the group I/O goes to) or ``passive`` (a standby group)."""
+    if _path_failed(path):
+        return "failed"
+    return "active" if group_status == "active" else "passive"
+
+
+def _path_failed(path: MultipathPath | Mapping[str, Any]) -> bool:
+    get = path.get if isinstance(path, Mapping) else lambda key: getattr(path, key)
+    return bool(
+        get("dm_state") == "failed"
+        or get("path_state") in _FAILED_CHECKER
+        or get("online_state") in ("offline", "blocked", "transport-offline")
+    )
+
+
+def lun_view(facts: _NodeFacts, owners: Mapping[str, Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One row per LUN, as ``sanlun lun show -p`` shows them: who uses it, its LUN number and
+    target, the dm device, and each path with its role. Bare iSCSI disks get a row too."""
+    disks = {
+        disk.disk: (session, disk)
+        for session in facts.sessions
+        for disk in session.disks
+        if disk.disk
+    }
+    sanlun = {key: lun for lun in facts.sanlun for key in (lun.host_device, lun.dm_device) if key}
+    rows = []
+    covered: set[str] = set()
+    for mpath in facts.maps:
+        paths = []
+        for group in mpath.path_groups:
+            for path in group.paths:
+                session = disks[path.dev][0] if path.dev and path.dev in disks else None
+                covered.add(path.dev or "")
+                paths.append(
+                    {
+                        "dev": path.dev,
+                        "hctl": path.hctl,
+                        "portal": _portal(session),
+                        "group_status": group.status,
+                        "role": path_role(path, group.status),
+                        "dm_state": path.dm_state,
+                        "path_state": path.path_state,
+                        "online_state": path.online_state,
+                    }
+                )
+        lun, target = _lun_and_target(mpath.paths, disks)
+        owner = _owner_of(owners, mpath.dm, mpath.alias, mpath.wwid)
+        ontap = sanlun.get(mpath.wwid) or (sanlun.get(mpath.alias) if mpath.alias else None)
+        rows.append(
+            {
+                **owner,
+                "lun": lun,
+                "target": target,
+                "wwid": mpath.wwid,
+                "alias": mpath.alias,
+                "dm": mpath.dm,
+                "vendor": mpath.vendor,
+                "product": mpath.product,
+                "size": mpath.size,
+                "ontap_path": f"{ontap.vserver}:{ontap.lun_path}" if ontap else None,
+                "paths": paths,
+            }
+        )
+    for session in facts.sessions:
+        for disk in session.disks:
+            if not disk.disk or disk.disk in covered:
+                continue
+            rows.append(
+                {
+                    **_owner_of(owners, disk.disk),
+                    "lun": disk.lun,
+                    "target": session.target,
+                    "wwid": None,
+                    "alias": None,
+                    "dm": None,
+                    "vendor": None,
+                    "product": None,
+                    "size": None,
+                    "ontap_path": None,
+                    "paths": [
+                        {
+                            "dev": disk.disk,
+                            "hctl": disk.hctl,
+                            "portal": _portal(session),
+                            "group_status": None,
+                            "role": "no-multipath",
+                            "dm_state": None,
+                            "path_state": None,
+                            "online_state": disk.state,
+                        }
+                    ],
+                }
+            )
+    return rows
+
+
+def _owner_of(owners: Mapping[str, Mapping[str, Any]], *names: str | None) -> dict[str, Any]:
+    for name in names:
+        if name and name in owners:
+            found = owners[name]
+            return {
+                "namespace": found["namespace"],
+                "pvc": found["pvc"],
+                "pv": found["pv"],
+                "storage_class": found["storage_class"],
+                "pods": list(found["pods"]),
+            }
+    return {"namespace": None, "pvc": None, "pv": None, "storage_class": None, "pods": []}
+
+
+def _lun_and_target(
+    paths: Iterable[MultipathPath], disks: Mapping[str, tuple[IscsiSession, IscsiDisk]]
+) -> tuple[int | None, str | None]:
+    """The LUN number and target from the session that owns a path, else from an H:C:T:L."""
+    lun: int | None = None
+    for path in paths:
+        if path.dev is not None and path.dev in disks:
+            session, disk = disks[path.dev]
+            return disk.lun, session.target
+        if lun is None and path.hctl:
+            lun = int(path.hctl.rsplit(":", 1)[1])
+    return lun, None
+
+
+def _portal(session: IscsiSession | None) -> str | None:
+    if session is None:
+        return None
+    return session.current_portal or session.persistent_portal
+
+
+def _map_dict(mpath: MultipathMap) -> dict[str, Any]:
+    """The contract fields, plus what multipathd JSON adds when known."""
+    return {
+        **mpath.to_dict(),
+        "failback": mpath.failback,
+        "queueing": mpath.queueing,
+    }
+
+
+def _status(capture: NodeCapture, tools: Mapping[str, Any], facts: _NodeFacts) -> str:
+    """One line a person reads first: ``no iSCSI sessions, multipath not installed``."""
+    parts = []
+    if any(kind in capture.texts for kind in ("iscsiadm-session", "iscsi-sysfs")):
+        count = len(facts.sessions)
+        parts.append(f"{count} iSCSI session(s)" if count else "no iSCSI sessions")
+    if _installed(tools, "multipath", "multipathd") is False:
+        parts.append("multipath not installed")
+    else:
+        if tools["multipathd_running"] is False:
+            parts.append("multipathd not running")
+        if facts.maps_source or any(
+            kind in capture.texts for kind in ("multipath-ll", "multipathd-json")
+        ):
+            count = len(facts.maps)
+            parts.append(f"{count} multipath map(s)" if count else "no multipath maps")
+    if facts.sanlun:
+        parts.append(f"{len(facts.sanlun)} ONTAP LUN(s) in sanlun output")
+    return ", ".join(parts) or "nothing to report"

@@ -1,0 +1,585 @@
+"""`kubectl storage mount-audit`: NFS mounts of nodes, judged against the NFS rules.
+
+Live: collect mountinfo, mountstats, the NFS client parameters and the kernel release from each
+node through a debug pod (not privileged), read pods, PVs, PVCs and StorageClasses once, map
+kubelet mount paths back to them, and run the NFS rules with what each PV asked for. Offline:
+the same steps on captured files (``--from-file``), without the Kubernetes side.
+
+The report lists, per node, the NFS mounts (options, findings, counters, owner) and every pod
+volume kubelet mounted (CSI or not), so a node without NFS still shows what it serves.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from kubectl_storage.core import kinds
+from kubectl_storage.core.findings import Severity
+from kubectl_storage.core.kubelet_paths import (
+    KIND_BLOCK,
+    KIND_GLOBAL_MOUNT,
+    KIND_POD_VOLUME,
+    VolumeOwner,
+    resolve_mountpoints,
+)
+from kubectl_storage.core.mounts import (
+    FORMAT_MOUNTINFO,
+    FORMAT_MOUNTSTATS,
+    FORMAT_UNKNOWN,
+    MountEntry,
+    MountParseError,
+    detect_mount_format,
+    parse_mounts,
+)
+from kubectl_storage.core.mountstats import NfsMountStats, parse_mountstats
+from kubectl_storage.core.nfs_rules import MountAudit, NodeFacts, VolumeContext, audit_mounts
+from kubectl_storage.core.node_collect import MOUNT_SECTIONS
+from kubectl_storage.core.reports import report_envelope
+from kubectl_storage.errors import ClusterError, UsageError
+from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.operations.node_inspection import InspectionRequest, NodeOutput, inspect_nodes
+
+log = logging.getLogger(__name__)
+
+KIND = "MountAuditReport"
+
+#: Where kubelets keep volumes: the default, k0s and MicroK8s.
+KUBELET_ROOTS = (
+    "/var/lib/kubelet",
+    "/var/lib/k0s/kubelet",
+    "/var/snap/microk8s/common/var/lib/kubelet",
+)
+
+#: Pod volumes that are the pod's own files, not storage: left out of the volume list.
+_NOT_STORAGE_PLUGINS = frozenset(
+    {
+        "kubernetes.io~secret",
+        "kubernetes.io~configmap",
+        "kubernetes.io~projected",
+        "kubernetes.io~downward-api",
+        "kubernetes.io~empty-dir",
+    }
+)
+
+#: The operations whose counters the report shows per mount.
+REPORTED_OPS = ("READ", "WRITE", "GETATTR")
+
+_SEVERITIES = tuple(severity.value for severity in sorted(Severity, key=lambda s: -s.rank))
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs: what one node gave us, from a debug pod or from files
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NodeCapture:
+    """The raw texts of one node, by kind (a live section name or a detected file format).
+
+    Several files of one kind (two multipath captures, say) stay separate texts.
+    """
+
+    node: str
+    texts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    error: str | None = None
+    inputs: tuple[str, ...] = ()
+
+    def all(self, kind: str) -> tuple[str, ...]:
+        """Every non-blank text of one kind."""
+        return tuple(text for text in self.texts.get(kind, ()) if text.strip())
+
+    def first(self, kind: str) -> str:
+        """The first non-blank text of one kind, or ``""``."""
+        texts = self.all(kind)
+        return texts[0] if texts else ""
+
+    @classmethod
+    def from_output(cls, output: NodeOutput) -> NodeCapture:
+        """A live node's sections, one text each."""
+        return cls(
+            node=output.node,
+            texts={name: (text,) for name, text in output.sections.items()},
+            error=output.error,
+            inputs=tuple(output.sections),
+        )
+
+
+def read_capture_files(
+    paths: Sequence[str | Path], node_name: str | None, classify: Callable[[Path, str], str]
+) -> list[NodeCapture]:
+    """Read ``--from-file`` inputs and group them by node.
+
+    Args:
+        paths: the files, in the order given.
+        node_name: every file belongs to this node; without it each file names its own node.
+        classify: ``classify(path, text) -> kind``, raising :class:`UsageError` for a file it
+            cannot place.
+
+    Raises:
+        UsageError: a file cannot be read or its format is not recognised.
+    """
+    grouped: dict[str, dict[str, list[str]]] = {}
+    inputs: dict[str, list[str]] = defaultdict(list)
+    for raw_path in paths:
+        path = Path(raw_path)
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except IsADirectoryError as exc:
+            raise UsageError(f"--from-file {path}: is a directory", "Give files.") from exc
+        except OSError as exc:
+            raise UsageError(f"--from-file {path}: cannot read it: {exc.strerror}", "") from exc
+        kind = classify(path, text)
+        node = node_name or path.name
+        grouped.setdefault(node, {}).setdefault(kind, []).append(text)
+        inputs[node].append(f"{path} ({kind})")
+    return [
+        NodeCapture(
+            node=node,
+            texts={kind: tuple(texts) for kind, texts in by_kind.items()},
+            inputs=tuple(inputs[node]),
+        )
+        for node, by_kind in grouped.items()
+    ]
+
+
+def first_line(text: str) -> str:
+    """The first non-blank line of ``text`` (for messages about unreadable output)."""
+    for line in text.splitlines():
+        if line.strip():
+            return line.strip()[:200]
+    return ""
+
+
+# ---------------------------------------------------------------------------------------------
+# The cluster side: volumes, claims and classes, read once
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class VolumeObjects:
+    """Pods, PVs, PVCs, StorageClasses and FailedMount events, as ``kubectl get -o json`` items."""
+
+    pods: tuple[JsonDict, ...] = ()
+    pvs: tuple[JsonDict, ...] = ()
+    pvcs: tuple[JsonDict, ...] = ()
+    storage_classes: tuple[JsonDict, ...] = ()
+    events: tuple[JsonDict, ...] = ()
+
+    def resolve(
+        self, mountpoints: Iterable[str], node: str | None = None
+    ) -> dict[str, VolumeOwner]:
+        """Kubelet mount points mapped to the objects behind them.
+
+        With ``node``, the join first uses only the node's pods and their claims and volumes
+        (a large cluster has many PVs, and staging paths are matched by hashing each PV's
+        handle); what stays unowned is looked up again in everything.
+        """
+        points = list(mountpoints)
+        if node is None:
+            return self._resolve(points, self)
+        owners = self._resolve(points, self._on_node(node))
+        orphans = [mp for mp, owner in owners.items() if not owner.pv_name and not owner.pod_name]
+        if orphans:
+            owners.update(self._resolve(orphans, self))
+        return owners
+
+    @staticmethod
+    def _resolve(mountpoints: Iterable[str], objects: VolumeObjects) -> dict[str, VolumeOwner]:
+        return resolve_mountpoints(
+            mountpoints,
+            pods=objects.pods,
+            pvs=objects.pvs,
+            pvcs=objects.pvcs,
+            storage_classes=objects.storage_classes,
+            kubelet_root=KUBELET_ROOTS,
+        )
+
+    def _on_node(self, node: str) -> VolumeObjects:
+        pods = tuple(p for p in self.pods if _get(p, "spec", "nodeName") == node)
+        claims = {
+            (_get(p, "metadata", "namespace"), _get(v, "persistentVolumeClaim", "claimName"))
+            for p in pods
+            for v in _get(p, "spec", "volumes") or []
+        }
+        pvcs = tuple(
+            c
+            for c in self.pvcs
+            if (_get(c, "metadata", "namespace"), _get(c, "metadata", "name")) in claims
+        )
+        volumes = {_get(c, "spec", "volumeName") for c in pvcs}
+        pvs = tuple(v for v in self.pvs if _get(v, "metadata", "name") in volumes)
+        return VolumeObjects(pods, pvs, pvcs, self.storage_classes)
+
+    def volume_context(self, owner: VolumeOwner) -> VolumeContext:
+        """The NFS rules' view of one volume: requested options, RW node count, mount errors."""
+        usage = self._usage
+        pv = owner.pv_name
+        if pv is None or not self.pods:
+            return owner.volume_context()
+        messages = tuple(
+            message for uid in usage.pod_uids.get(pv, ()) for message in usage.events.get(uid, ())
+        )
+        return owner.volume_context(
+            rw_node_count=len(usage.rw_nodes.get(pv, ())), mount_events=messages
+        )
+
+    @cached_property
+    def _usage(self) -> _Usage:
+        return _Usage.build(self)
+
+
+@dataclass
+class _Usage:
+    """Which nodes mount each PV read-write, and the pods (and their mount errors) using it."""
+
+    rw_nodes: dict[str, set[str]]
+    pod_uids: dict[str, list[str]]
+    events: dict[str, list[str]]
+
+    @classmethod
+    def build(cls, objects: VolumeObjects) -> _Usage:
+        claims = {
+            (_get(pvc, "metadata", "namespace"), _get(pvc, "metadata", "name")): _get(
+                pvc, "spec", "volumeName"
+            )
+            for pvc in objects.pvcs
+        }
+        rw_nodes: dict[str, set[str]] = defaultdict(set)
+        pod_uids: dict[str, list[str]] = defaultdict(list)
+        for pod in objects.pods:
+            if _get(pod, "status", "phase") in ("Succeeded", "Failed"):
+                continue
+            namespace = _get(pod, "metadata", "namespace")
+            for volume in _get(pod, "spec", "volumes") or []:
+                claim = volume.get("persistentVolumeClaim") or {}
+                pv = claims.get((namespace, claim.get("claimName")))
+                if not pv:
+                    continue
+                pod_uids[pv].append(_get(pod, "metadata", "uid"))
+                node = _get(pod, "spec", "nodeName")
+                if node and not claim.get("readOnly"):
+                    rw_nodes[pv].add(node)
+        events: dict[str, list[str]] = defaultdict(list)
+        for event in objects.events:
+            uid = _get(event, "involvedObject", "uid")
+            if uid and event.get("message"):
+                events[uid].append(str(event["message"]))
+        return cls(dict(rw_nodes), dict(pod_uids), dict(events))
+
+
+def read_volume_objects(api: KubeApi) -> VolumeObjects:
+    """Read what the mapping needs, once for all nodes; what cannot be read is left empty."""
+    found: dict[str, tuple[JsonDict, ...]] = {}
+    for name, kind, selector in (
+        ("pods", kinds.POD, None),
+        ("pvs", kinds.PV, None),
+        ("pvcs", kinds.PVC, None),
+        ("storage_classes", kinds.STORAGE_CLASS, None),
+        ("events", kinds.EVENT, "reason=FailedMount"),
+    ):
+        try:
+            found[name] = tuple(api.list(kind, all_namespaces=True, field_selector=selector))
+        except ClusterError as exc:
+            log.warning("cannot list %s (%s); volumes are mapped without them", name, exc.message)
+            found[name] = ()
+    return VolumeObjects(**found)
+
+
+# ---------------------------------------------------------------------------------------------
+# The procedure
+# ---------------------------------------------------------------------------------------------
+
+
+def mount_audit_request(
+    *,
+    namespace: str,
+    image: str,
+    nodes: Sequence[str] = (),
+    selector: str | None = None,
+    all_nodes: bool = False,
+    parallel: int = 10,
+    timeout_s: float = 120,
+    keep: bool = False,
+) -> InspectionRequest:
+    """The inspection mount-audit needs: its sections, no privilege (mountinfo is readable)."""
+    return InspectionRequest(
+        command="mount-audit",
+        namespace=namespace,
+        image=image,
+        sections=MOUNT_SECTIONS,
+        nodes=tuple(nodes),
+        selector=selector,
+        all_nodes=all_nodes,
+        privileged=False,
+        parallel=parallel,
+        timeout_s=timeout_s,
+        keep=keep,
+    )
+
+
+def audit_nodes(api: KubeApi, request: InspectionRequest, profile: str | None) -> dict[str, Any]:
+    """Collect from the chosen nodes, map volumes to the cluster's objects, audit, report."""
+    outputs = inspect_nodes(api, request)
+    log.info("reading pods, volumes, claims and classes")
+    objects = read_volume_objects(api)
+    nodes = [
+        build_node_report(NodeCapture.from_output(output), objects, profile) for output in outputs
+    ]
+    return build_report(nodes, source="cluster", profile=profile)
+
+
+def audit_files(
+    paths: Sequence[str | Path], node_name: str | None, profile: str | None
+) -> dict[str, Any]:
+    """Audit captured files: mountinfo, /proc/mounts, ``mount``, ``nfsstat -m``, mountstats.
+
+    Raises:
+        UsageError: a file is unreadable or in no format we know.
+    """
+    captures = read_capture_files(paths, node_name, classify_mount_file)
+    nodes = [build_node_report(capture, None, profile) for capture in captures]
+    return build_report(nodes, source="files", profile=profile)
+
+
+def classify_mount_file(path: Path, text: str) -> str:
+    """The capture kind of one ``--from-file`` input (``mountinfo``, ``mountstats``, ...)."""
+    fmt = detect_mount_format(text)
+    if fmt == FORMAT_UNKNOWN:
+        raise UsageError(
+            f"--from-file {path}: not a mount table, nfsstat -m or mountstats output"
+            + (f" (it starts with {first_line(text)!r})" if text.strip() else " (it is empty)"),
+            "Give /proc/<pid>/mountinfo, /proc/mounts, `mount` or `nfsstat -m` output, or "
+            "/proc/<pid>/mountstats.",
+        )
+    if fmt in (FORMAT_MOUNTINFO, FORMAT_MOUNTSTATS):
+        return fmt
+    return "mount-table"
+
+
+def build_report(
+    nodes: list[dict[str, Any]], *, source: str, profile: str | None
+) -> dict[str, Any]:
+    """The MountAuditReport: nodes, then a summary."""
+    counts = dict.fromkeys(_SEVERITIES, 0)
+    for node in nodes:
+        for mount in node["mounts"]:
+            for finding in mount["findings"]:
+                counts[finding["severity"]] += 1
+    summary = {
+        "nodes": len(nodes),
+        "nodes_failed": sum(1 for node in nodes if node["error"]),
+        "nfs_mounts": sum(len(node["mounts"]) for node in nodes),
+        "volumes": sum(len(node["volumes"]) for node in nodes),
+        "findings": counts,
+    }
+    return report_envelope(
+        KIND, {"source": source, "profile": profile, "nodes": nodes, "summary": summary}
+    )
+
+
+def report_findings(report: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every finding of every mount of every node (for --fail-on)."""
+    return [
+        finding
+        for node in report["nodes"]
+        for mount in node["mounts"]
+        for finding in mount["findings"]
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# One node
+# ---------------------------------------------------------------------------------------------
+
+
+def build_node_report(
+    capture: NodeCapture, objects: VolumeObjects | None, profile: str | None
+) -> dict[str, Any]:
+    """Parse one node's texts, map its volumes, run the NFS rules."""
+    warnings: list[str] = []
+    kernel = first_line(capture.first("kernel")) or None
+    params = parse_nfs_params(capture.first("nfs-params"))
+    error = capture.error
+    mounts: list[MountEntry] = []
+    if error is None:
+        try:
+            mounts = _mount_table(capture, warnings)
+        except MountParseError as exc:
+            error = f"mount table unreadable: {exc}"
+    stats = _mountstats(capture, warnings) if error is None else []
+    objects = objects or VolumeObjects()
+    owners = objects.resolve((entry.mountpoint for entry in mounts), capture.node)
+    contexts = {mp: objects.volume_context(owner) for mp, owner in owners.items()}
+    audits = audit_mounts(
+        mounts,
+        profile=profile,
+        contexts=contexts,
+        stats=stats,
+        node=NodeFacts(
+            kernel_release=kernel,
+            tcp_max_slot_table_entries=_int(params.get("sunrpc.tcp_max_slot_table_entries")),
+            max_session_slots=_int(params.get("nfs.max_session_slots")),
+        ),
+    )
+    stats_by_audit = _match_stats([audit.mount for audit in audits], stats)
+    return {
+        "node": capture.node,
+        "error": error,
+        "kernel": kernel,
+        "inputs": list(capture.inputs),
+        "nfs_parameters": params,
+        "mounts": [
+            _mount_dict(audit, owners.get(audit.mount.mountpoint), block)
+            for audit, block in zip(audits, stats_by_audit, strict=True)
+        ],
+        "volumes": volume_list(mounts, owners),
+        "warnings": warnings,
+    }
+
+
+def _mount_table(capture: NodeCapture, warnings: list[str]) -> list[MountEntry]:
+    """The node's mounts from the best table given: mountinfo, else others, else mountstats."""
+    if capture.all("mountinfo"):
+        if capture.all("mount-table"):
+            warnings.append("mountinfo given: other mount tables of this node were not used")
+        return [entry for text in capture.all("mountinfo") for entry in parse_mounts(text)]
+    tables = capture.all("mount-table") or capture.all("mountstats")
+    return [entry for text in tables for entry in parse_mounts(text)]
+
+
+def _mountstats(capture: NodeCapture, warnings: list[str]) -> list[NfsMountStats]:
+    stats: list[NfsMountStats] = []
+    for text in capture.all("mountstats"):
+        if detect_mount_format(text) != FORMAT_MOUNTSTATS:
+            warnings.append(
+                f"mountstats not readable ({first_line(text)}): "
+                "no per-mount counters or defaulted options"
+            )
+            continue
+        stats.extend(parse_mountstats(text))
+    return stats
+
+
+def parse_nfs_params(text: str) -> dict[str, str]:
+    """``/sys/module/nfs/parameters/max_session_slots: 64`` lines → ``{"nfs.max_session_slots":
+    "64"}``."""
+    params: dict[str, str] = {}
+    for line in text.splitlines():
+        path, sep, value = line.partition(": ")
+        parts = path.strip().split("/")
+        if sep and len(parts) >= 3 and parts[-2] == "parameters":
+            params[f"{parts[-3]}.{parts[-1]}"] = value.strip()
+    return params
+
+
+def _match_stats(
+    mounts: Sequence[MountEntry], stats: Sequence[NfsMountStats]
+) -> list[NfsMountStats | None]:
+    # The rules pair blocks with mounts the same way: by (mount point, device), in order, so
+    # two mounts stacked on one mount point each get their own block.
+    pool: dict[tuple[str, str], list[NfsMountStats]] = defaultdict(list)
+    for block in stats:
+        pool[(block.mountpoint, block.device)].append(block)
+    matched: list[NfsMountStats | None] = []
+    for mount in mounts:
+        candidates = pool.get((mount.mountpoint, mount.source))
+        matched.append(candidates.pop(0) if candidates else None)
+    return matched
+
+
+def _mount_dict(
+    audit: MountAudit, owner: VolumeOwner | None, stats: NfsMountStats | None
+) -> dict[str, Any]:
+    base = audit.to_dict()
+    findings = base.pop("findings")
+    base.pop("pv_name")
+    base.update(_owner_fields(owner, pv_fallback=audit.pv_name))
+    base["stats"] = mount_counters(stats)
+    base["findings"] = findings
+    return base
+
+
+def _owner_fields(owner: VolumeOwner | None, pv_fallback: str | None = None) -> dict[str, Any]:
+    return {
+        "namespace": owner.namespace if owner else None,
+        "pod": owner.pod_name if owner else None,
+        "pvc": owner.pvc_name if owner else None,
+        "pv": (owner.pv_name if owner else None) or pv_fallback,
+        "storage_class": owner.storage_class if owner else None,
+        "driver": _driver(owner) if owner else None,
+        "kind": owner.kubelet_path.kind if owner else None,
+        "volume": owner.kubelet_path.volume_name if owner else None,
+    }
+
+
+def _driver(owner: VolumeOwner) -> str | None:
+    if owner.csi_driver:
+        return owner.csi_driver
+    plugin = owner.kubelet_path.plugin
+    if plugin and plugin != "kubernetes.io~csi":
+        return plugin.replace("~", "/")  # in-tree plugin, e.g. kubernetes.io/nfs
+    return None
+
+
+def mount_counters(stats: NfsMountStats | None) -> dict[str, Any] | None:
+    """Key mountstats counters of one mount: age, connections, READ/WRITE/GETATTR, retransmits."""
+    if stats is None:
+        return None
+    ops: dict[str, Any] = {}
+    for name in REPORTED_OPS:
+        op = stats.op(name)
+        if op is not None:
+            ops[name] = op.to_dict()
+    return {
+        "age_seconds": stats.age_seconds,
+        "xprt_count": stats.xprt_count,
+        "retransmissions": sum(op.retransmissions for op in stats.ops.values()),
+        "major_timeouts": sum(op.major_timeouts for op in stats.ops.values()),
+        "ops": ops,
+    }
+
+
+def volume_list(mounts: Sequence[MountEntry], owners: Mapping[str, VolumeOwner]) -> list[JsonDict]:
+    """Every volume kubelet mounted for pods (CSI and in-tree; not secrets or config maps)."""
+    volumes = []
+    for entry in mounts:
+        owner = owners.get(entry.mountpoint)
+        if owner is None or not entry.visible:
+            continue
+        path = owner.kubelet_path
+        if path.kind not in (KIND_POD_VOLUME, KIND_GLOBAL_MOUNT, KIND_BLOCK):
+            continue
+        if path.plugin in _NOT_STORAGE_PLUGINS:
+            continue
+        volumes.append(
+            {
+                **_owner_fields(owner),
+                "mountpoint": entry.mountpoint,
+                "fstype": entry.fstype,
+                "source": entry.source,
+                "pod_uid": path.pod_uid,
+                "read_only": entry.read_only,
+            }
+        )
+    return volumes
+
+
+def _int(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+def _get(obj: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(obj, Mapping):
+            return None
+        obj = obj.get(key)
+    return obj

@@ -1,0 +1,521 @@
+"""`mount-audit` and `iscsi` with --from-file: the real CLI on captured outputs, no cluster.
+
+Checks the JSON contract (apiVersion/kind first, the fixed keys), facts read from the fixtures,
+findings where a fixture deserves them, --fail-on exit codes and usage errors (exit 2, nothing
+on stdout).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import FIXTURES, run_cli
+
+NO_CLUSTER = {"KUBECONFIG": "/nonexistent/kubeconfig", "KUBERNETES_SERVICE_HOST": ""}
+
+MOUNTINFO = FIXTURES / "mountinfo" / "invented-kubelet-node.mountinfo"
+MOUNTSTATS = FIXTURES / "mountstats" / "invented-edge-cases.mountstats"
+KUBELET_NFS_STATS = FIXTURES / "mountstats" / "procfs-kubelet-nfs4-v1.1.mountstats"
+NO_NFS_STATS = FIXTURES / "mountstats" / "this-vm-self.mountstats"
+NFSSTAT = FIXTURES / "nfsstat" / "index-two-mounts.nfsstat"
+MOUNT_OUTPUT = FIXTURES / "mounts" / "helm-charts-23304.mount-output"
+PROC_MOUNTS = FIXTURES / "mounts" / "invented-mixed.proc-mounts"
+
+SESSIONS_P3 = FIXTURES / "iscsiadm" / "stockage_session_P3_chunk1_spaces.txt"
+SESSIONS_FLAT = FIXTURES / "iscsiadm" / "libvirt_session.txt"
+SYSFS_DUMP = FIXTURES / "iscsiadm" / "invented_sysfs_dump.txt"
+PATH_DOWN = FIXTURES / "multipath" / "stockage_path_down_failed_faulty.txt"
+HEALTHY_MAPS = FIXTURES / "multipath" / "stockage_lio_alua_config_warning.txt"
+ROCKY_CONF = FIXTURES / "multipath" / "conf_stockage_rocky_duplicate_defaults.conf"
+MULTIPATHD_JSON = FIXTURES / "multipathd" / "ubiquity_list_maps_json_with_prompt.txt"
+SANLUN = FIXTURES / "sanlun" / "eks_fsxn_cdot_show_p.txt"
+
+MOUNT_REPORT_KEYS = ["apiVersion", "kind", "source", "profile", "nodes", "summary"]
+MOUNT_NODE_KEYS = [
+    "node",
+    "error",
+    "kernel",
+    "inputs",
+    "nfs_parameters",
+    "mounts",
+    "volumes",
+    "warnings",
+]
+MOUNT_KEYS = [
+    "server",
+    "export",
+    "source",
+    "mountpoint",
+    "fstype",
+    "visible",
+    "options",
+    "requested_options",
+    "profile",
+    "profile_reason",
+    "xprt_count",
+    "namespace",
+    "pod",
+    "pvc",
+    "pv",
+    "storage_class",
+    "driver",
+    "kind",
+    "volume",
+    "stats",
+    "findings",
+]
+VOLUME_KEYS = [
+    "namespace",
+    "pod",
+    "pvc",
+    "pv",
+    "storage_class",
+    "driver",
+    "kind",
+    "volume",
+    "mountpoint",
+    "fstype",
+    "source",
+    "pod_uid",
+    "read_only",
+]
+FINDING_KEYS = ["id", "severity", "message", "fix", "source"]
+
+ISCSI_REPORT_KEYS = ["apiVersion", "kind", "source", "nodes", "summary"]
+ISCSI_NODE_KEYS = [
+    "node",
+    "error",
+    "kernel",
+    "inputs",
+    "status",
+    "tools",
+    "sessions",
+    "multipath_maps",
+    "maps_source",
+    "luns",
+    "sanlun",
+    "findings",
+    "warnings",
+]
+SESSION_CONTRACT = [
+    "target",
+    "current_portal",
+    "persistent_portal",
+    "tpgt",
+    "iface_name",
+    "sid",
+    "connection_state",
+    "session_state",
+    "internal_session_state",
+    "disks",
+]
+MAP_CONTRACT = [
+    "wwid",
+    "alias",
+    "dm",
+    "vendor",
+    "product",
+    "size",
+    "features",
+    "hwhandler",
+    "wp",
+    "path_groups",
+]
+GROUP_KEYS = ["policy", "prio", "status", "paths"]
+PATH_KEYS = ["hctl", "dev", "major_minor", "dm_state", "path_state", "online_state"]
+
+
+def run_json(*args: str) -> tuple[int, dict[str, Any]]:
+    result = run_cli(*args, "-o", "json", env=NO_CLUSTER)
+    assert "Traceback" not in result.stderr, result.stderr
+    return result.exit_code, result.json()
+
+
+def by_mountpoint(node: dict[str, Any], mountpoint: str) -> list[dict[str, Any]]:
+    return [m for m in node["mounts"] if m["mountpoint"] == mountpoint]
+
+
+# ---------------------------------------------------------------------------------------------
+# mount-audit
+# ---------------------------------------------------------------------------------------------
+
+
+def test_mount_audit_json_contract_on_mountinfo() -> None:
+    code, report = run_json("mount-audit", "--from-file", str(MOUNTINFO))
+    assert code == 0  # warnings and info only; --fail-on defaults to error
+    assert list(report) == MOUNT_REPORT_KEYS
+    assert report["apiVersion"] == "kubectl-storage/v1alpha1"
+    assert report["kind"] == "MountAuditReport"
+    assert report["source"] == "files"
+    (node,) = report["nodes"]
+    assert list(node) == MOUNT_NODE_KEYS
+    assert node["node"] == "invented-kubelet-node.mountinfo"  # the file name names the node
+    assert node["error"] is None
+    assert len(node["mounts"]) == 7  # NFS only: the CIFS, ext4 and root mounts are left out
+    for mount in node["mounts"]:
+        assert list(mount) == MOUNT_KEYS
+        for finding in mount["findings"]:
+            assert list(finding) == FINDING_KEYS
+    for volume in node["volumes"]:
+        assert list(volume) == VOLUME_KEYS
+    assert report["summary"]["nfs_mounts"] == 7
+
+
+def test_mount_audit_facts_from_mountinfo() -> None:
+    _, report = run_json("mount-audit", "--from-file", str(MOUNTINFO), "--node-name", "w1")
+    (node,) = report["nodes"]
+    assert node["node"] == "w1"
+    pod_path = (
+        "/var/lib/kubelet/pods/0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a/volumes/"
+        "kubernetes.io~csi/pvc-3c1d2e4f-1111-4222-8333-944455556666/mount"
+    )
+    (azure,) = by_mountpoint(node, pod_path)
+    assert azure["server"] == "acct01.file.core.windows.net"
+    assert azure["export"] == "/acct01/share01"
+    assert azure["fstype"] == "nfs4"
+    assert azure["options"]["nconnect"] == "4"  # key=value keeps the printed string
+    assert azure["options"]["hard"] is True  # a flag maps to true
+    assert azure["profile"] == "azure-files"
+    assert azure["kind"] == "pod-volume"
+    assert azure["volume"] == "pvc-3c1d2e4f-1111-4222-8333-944455556666"
+    assert azure["stats"] is None  # no mountstats given
+
+    (nfs3,) = [m for m in node["mounts"] if m["server"] == "10.0.0.7"]
+    assert nfs3["driver"] == "kubernetes.io/nfs"
+    nfs060 = [f for f in nfs3["findings"] if f["id"] == "NFS060"]
+    assert nfs060, nfs3["findings"]
+    assert nfs060[0]["severity"] == "warn"
+    assert "nolock" in nfs060[0]["message"]
+    assert nfs060[0]["fix"]
+    assert nfs060[0]["source"]
+
+    stacked = by_mountpoint(node, "/mnt/stack")
+    assert [m["visible"] for m in stacked] == [False, True]
+    assert by_mountpoint(node, "/mnt/my share")[0]["profile"] == "efs"
+
+    kinds = {(v["kind"], v["volume"]) for v in node["volumes"]}
+    assert ("pod-volume", "pvc-3c1d2e4f-1111-4222-8333-944455556666") in kinds
+    assert ("global-mount", "pvc-block-legacy") in kinds  # an ext4 CSI volume is listed too
+
+
+def test_mount_audit_counters_and_errors_from_mountstats() -> None:
+    code, report = run_json("mount-audit", "--from-file", str(MOUNTSTATS))
+    assert code == 1  # NFS080 (proto=udp6) is an error
+    (node,) = report["nodes"]
+    (csi,) = [m for m in node["mounts"] if m["export"] == "/vol1" and "pvc-aaaa" in m["mountpoint"]]
+    stats = csi["stats"]
+    assert stats["xprt_count"] == 4  # one xprt: line per nconnect connection
+    assert stats["retransmissions"] == 10  # READ 110 transmissions for 100 ops
+    assert stats["ops"]["READ"]["ops"] == 100
+    assert stats["ops"]["READ"]["avg_rtt_ms"] == 4.0
+    assert stats["ops"]["READ"]["avg_execute_ms"] == 5.0
+    assert stats["ops"]["WRITE"]["avg_rtt_ms"] == 20.0
+    assert stats["ops"]["GETATTR"]["ops"] == 0
+    (udp,) = by_mountpoint(node, "/mnt/v6")
+    assert [f["id"] for f in udp["findings"] if f["severity"] == "error"] == ["NFS080"]
+    # The two stacked /mnt/dup mounts each get their own block (vol1 then vol2).
+    assert [m["stats"]["ops"]["READ"]["ops"] for m in by_mountpoint(node, "/mnt/dup")] == [1, 4]
+    assert report["summary"]["findings"]["error"] == 1
+
+
+def test_mount_audit_mountinfo_and_mountstats_of_one_node() -> None:
+    code, report = run_json(
+        "mount-audit",
+        "--from-file",
+        str(KUBELET_NFS_STATS),
+        "--from-file",
+        str(NO_NFS_STATS),
+        "--node-name",
+        "n1",
+    )
+    assert code == 0
+    (node,) = report["nodes"]
+    (mount,) = node["mounts"]
+    assert mount["server"] == "fs.example.com"
+    assert mount["driver"] == "kubernetes.io/nfs"
+    assert mount["stats"]["ops"]["READ"]["ops"] > 0
+
+
+@pytest.mark.parametrize(
+    ("path", "code", "first"),
+    [
+        (NFSSTAT, 0, ("kvm-demo-support.dev.cpanel.net", "/volumes/kvm-demo", "4.2", "/mnt/phil")),
+        (
+            MOUNT_OUTPUT,
+            0,
+            (
+                "10.0.0.47",
+                "/data/k8s/default-home-assistant-pvc-c43bea52-2426-4c34-9fe6-5a46f7e6ff1c",
+                "4.2",
+                "/var/lib/kubelet/pods/0d17f909-e116-4abe-8343-a2af68026364/volumes/"
+                "kubernetes.io~nfs/pvc-c43bea52-2426-4c34-9fe6-5a46f7e6ff1c",
+            ),
+        ),
+        (
+            PROC_MOUNTS,
+            1,  # nas:/music is soft over UDP: NFS010 and NFS080 are errors
+            ("us-west-2a.fs-0123abcd.efs.us-west-2.amazonaws.com", "/", "4.1", "/exports"),
+        ),
+    ],
+)
+def test_mount_audit_reads_other_mount_tables(
+    path: Any, code: int, first: tuple[str, str, str, str]
+) -> None:
+    exit_code, report = run_json("mount-audit", "--from-file", str(path))
+    assert exit_code == code
+    (node,) = report["nodes"]
+    mount = node["mounts"][0]
+    assert (
+        mount["server"],
+        mount["export"],
+        mount["options"]["vers"],
+        mount["mountpoint"],
+    ) == first
+
+
+def test_mount_audit_proc_mounts_findings() -> None:
+    _, report = run_json("mount-audit", "--from-file", str(PROC_MOUNTS))
+    node = report["nodes"][0]
+    (music,) = by_mountpoint(node, "/mnt/music share")  # \040 decoded
+    errors = {f["id"] for f in music["findings"] if f["severity"] == "error"}
+    assert errors == {"NFS010", "NFS080"}
+    (efs,) = [m for m in node["mounts"] if m["profile"] == "efs"]
+    assert "NFS040" in [f["id"] for f in efs["findings"]]  # EFS wants noresvport
+    assert len(node["mounts"]) == 5  # the CIFS and ext4 mounts are not NFS
+
+
+def test_mount_audit_node_without_nfs() -> None:
+    code, report = run_json("mount-audit", "--from-file", str(NO_NFS_STATS))
+    assert code == 0
+    assert report["nodes"][0]["mounts"] == []
+    table = run_cli("mount-audit", "--from-file", str(NO_NFS_STATS), env=NO_CLUSTER)
+    assert table.exit_code == 0
+    assert "no NFS mounts" in table.stdout
+
+
+def test_mount_audit_profile_override() -> None:
+    _, report = run_json("mount-audit", "--from-file", str(MOUNTINFO), "--profile", "anf")
+    assert report["profile"] == "anf"
+    assert {m["profile"] for m in report["nodes"][0]["mounts"]} == {"anf"}
+    assert {m["profile_reason"] for m in report["nodes"][0]["mounts"]} == {"override"}
+
+
+@pytest.mark.parametrize(("fail_on", "code"), [("error", 0), ("warn", 1)])
+def test_mount_audit_fail_on(fail_on: str, code: int) -> None:
+    result = run_cli("mount-audit", "--from-file", str(MOUNTINFO), "--fail-on", fail_on)
+    assert result.exit_code == code, result.stderr
+    assert "Nodes" in result.stdout  # the report is written before the exit code says why
+    if code == 1:
+        assert "at or above --fail-on warn" in result.stderr
+
+
+def test_mount_audit_yaml_output() -> None:
+    result = run_cli("mount-audit", "--from-file", str(MOUNTINFO), "-o", "yaml")
+    document = yaml.safe_load(result.stdout)
+    assert list(document)[:2] == ["apiVersion", "kind"]
+    assert document["kind"] == "MountAuditReport"
+
+
+def test_mount_audit_wide_table_shows_options_and_counters() -> None:
+    result = run_cli("mount-audit", "--from-file", str(MOUNTSTATS), "-o", "wide")
+    assert result.exit_code == 1
+    assert "nconnect=4" in result.stdout
+    assert "100/50/0" in result.stdout  # READ/WRITE/GETATTR ops of the CSI mount
+    assert "ERROR NFS080" in result.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# iscsi
+# ---------------------------------------------------------------------------------------------
+
+
+def test_iscsi_json_contract_and_facts() -> None:
+    code, report = run_json(
+        "iscsi",
+        "--from-file",
+        str(SESSIONS_P3),
+        "--from-file",
+        str(PATH_DOWN),
+        "--from-file",
+        str(ROCKY_CONF),
+        "--node-name",
+        "chunk1",
+    )
+    assert code == 1  # MP010: a failed path in each map
+    assert list(report) == ISCSI_REPORT_KEYS
+    assert report["kind"] == "IscsiReport"
+    assert report["apiVersion"] == "kubectl-storage/v1alpha1"
+    (node,) = report["nodes"]
+    assert list(node) == ISCSI_NODE_KEYS
+    assert node["node"] == "chunk1"
+    assert node["status"] == "4 iSCSI session(s), 2 multipath map(s)"
+
+    assert len(node["sessions"]) == 4
+    session = node["sessions"][0]
+    assert list(session)[: len(SESSION_CONTRACT)] == SESSION_CONTRACT
+    assert session["target"] == "iqn.2024-12.tp2.b3:data-chunk1"
+    assert session["current_portal"] == "10.3.1.1:3260"
+    assert session["tpgt"] == 1
+    assert session["sid"] == 18
+    assert session["session_state"] == "LOGGED_IN"
+    assert session["disks"] == [{"hctl": "3:0:0:0", "lun": 0, "disk": "sdb", "state": "running"}]
+
+    maps = {m["wwid"]: m for m in node["multipath_maps"]}
+    mpatha = maps["3600140557c66dd047214999a651eb037"]
+    assert list(mpatha)[: len(MAP_CONTRACT)] == MAP_CONTRACT
+    assert (mpatha["alias"], mpatha["dm"], mpatha["vendor"], mpatha["size"]) == (
+        "mpatha",
+        "dm-2",
+        "LIO-ORG",
+        "1022M",
+    )
+    assert list(mpatha["path_groups"][0]) == GROUP_KEYS
+    down = mpatha["path_groups"][0]["paths"][0]
+    assert list(down) == PATH_KEYS
+    assert (down["dev"], down["dm_state"], down["path_state"], down["online_state"]) == (
+        "sdd",
+        "failed",
+        "faulty",
+        "running",
+    )
+    assert mpatha["path_groups"][1]["paths"][0]["path_state"] == "ready"
+
+    ids = [f["id"] for f in node["findings"]]
+    assert ids.count("MP010") == 2
+    assert "ISCSI004" in ids  # replacement_timeout 120 on multipathed sessions
+    assert "MP031" in ids  # queue_if_no_path without queue_without_daemon no (the conf file)
+    for finding in node["findings"]:
+        assert list(finding) == FINDING_KEYS
+    assert report["summary"]["failed_paths"] == 2
+
+    (lun,) = [row for row in node["luns"] if row["wwid"] == mpatha["wwid"]]
+    roles = {p["dev"]: p["role"] for p in lun["paths"]}
+    assert roles == {"sdd": "failed", "sde": "passive"}
+    assert lun["target"] == "iqn.2024-12.tp2.b3:data-chunk1"
+
+
+@pytest.mark.parametrize(("fail_on", "code"), [("error", 0), ("warn", 0)])
+def test_iscsi_healthy_maps_exit_0(fail_on: str, code: int) -> None:
+    result = run_cli("iscsi", "--from-file", str(HEALTHY_MAPS), "--fail-on", fail_on)
+    assert result.exit_code == code, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(("fail_on", "code"), [("error", 0), ("warn", 1)])
+def test_iscsi_fail_on_warnings(fail_on: str, code: int) -> None:
+    # ISCSI007 (no CHAP) is a warning, and nothing is an error.
+    result = run_cli("iscsi", "--from-file", str(SESSIONS_P3), "--fail-on", fail_on)
+    assert result.exit_code == code, result.stdout + result.stderr
+
+
+def test_iscsi_multipathd_json_trims_padding() -> None:
+    code, report = run_json("iscsi", "--from-file", str(MULTIPATHD_JSON))
+    (node,) = report["nodes"]
+    (mpath,) = node["multipath_maps"]
+    assert (mpath["wwid"], mpath["alias"], mpath["dm"]) == (
+        "360050768029b8168e000000000006247",
+        "mpathp",
+        "dm-3",
+    )
+    assert (mpath["vendor"], mpath["product"]) == ("IBM", "2145")
+    assert mpath["queueing"] == "5 chk"
+    assert node["maps_source"] == "multipathd-json"
+    assert code == 1  # the only path is failed/faulty: MP010 and MP011
+
+
+def test_iscsi_sysfs_dump_never_shows_chap_secrets() -> None:
+    result = run_cli("iscsi", "--from-file", str(SYSFS_DUMP), "-o", "json")
+    assert result.exit_code == 1  # ISCSI001: session 2 FAILED
+    assert "NEVER" not in result.stdout
+    node = result.json()["nodes"][0]
+    assert [s["session_state"] for s in node["sessions"]] == ["LOGGED_IN", "FAILED"]
+    assert node["sessions"][0]["current_portal"] == "[fd00::10]:3260"
+    # Without multipath input, unmultipathed disks are not guessed at.
+    assert "ISCSI008" not in [f["id"] for f in node["findings"]]
+    assert node["warnings"] == ["no multipath output given: LUNs were not checked for multipathing"]
+
+
+def test_iscsi_flat_session_listing() -> None:
+    code, report = run_json("iscsi", "--from-file", str(SESSIONS_FLAT))
+    assert code == 0
+    sessions = report["nodes"][0]["sessions"]
+    assert len(sessions) == 6
+    assert all(s["sid"] is not None and s["persistent_portal"] for s in sessions)
+
+
+def test_iscsi_sanlun_table_and_wide_view() -> None:
+    code, report = run_json("iscsi", "--from-file", str(SANLUN))
+    assert code == 0
+    (lun,) = report["nodes"][0]["sanlun"]
+    assert lun["host_device"] == "3600a09806c574230475d537a77624479"
+    assert [(p["device"], p["path_type"]) for p in lun["paths"]] == [
+        ("sda", "primary"),
+        ("sdb", "secondary"),
+    ]
+    table = run_cli("iscsi", "--from-file", str(SANLUN), env=NO_CLUSTER)
+    assert "secondary" in table.stdout
+
+
+def test_iscsi_wide_shows_the_lun_view() -> None:
+    result = run_cli(
+        "iscsi", "--from-file", str(SESSIONS_P3), "--from-file", str(PATH_DOWN), "-o", "wide"
+    )
+    assert "LUNs (claim → LUN → dm device → paths)" in result.stdout
+    assert "passive" in result.stdout
+    assert "failed" in result.stdout
+    plain = run_cli("iscsi", "--from-file", str(SESSIONS_P3), "--from-file", str(PATH_DOWN))
+    assert "LUNs (claim" not in plain.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# Usage errors: exit 2, an error paragraph on stderr, nothing on stdout
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["mount-audit", "--from-file", str(FIXTURES / "fio" / "fio-3.33-sigint.fio")],
+            "not a mount table",
+        ),
+        (["mount-audit", "--from-file", str(PATH_DOWN)], "not a mount table"),
+        (["iscsi", "--from-file", str(MOUNTSTATS)], "not iSCSI or multipath output"),
+        (["iscsi", "--from-file", "/nonexistent/file"], "cannot read it"),
+        (["mount-audit", "--from-file", str(FIXTURES)], "is a directory"),
+        (["mount-audit", "--from-file", str(MOUNTINFO), "node-a"], "--from-file reads"),
+        (["iscsi", "--from-file", str(SANLUN), "--all-nodes"], "--from-file reads"),
+        (["mount-audit", "--from-file", str(MOUNTINFO), "--profile", "nas"], "--profile"),
+        (["iscsi", "--from-file", str(SANLUN), "--fail-on", "info"], "--fail-on"),
+        (["mount-audit", "--from-file", str(MOUNTINFO), "--fail-on", "bad"], "--fail-on"),
+        (["mount-audit", "--node-name", "x"], "--node-name only goes with --from-file"),
+        (["iscsi"], "no nodes chosen"),
+        (["iscsi", "a", "--all-nodes"], "choose nodes one way"),
+        (["mount-audit", "--all-nodes", "--parallel", "0"], "--parallel"),
+    ],
+)
+def test_usage_errors_exit_2_with_empty_stdout(args: list[str], message: str) -> None:
+    result = run_cli(*args, env=NO_CLUSTER)
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: ")
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_dry_run_with_named_nodes_needs_no_cluster() -> None:
+    result = run_cli("iscsi", "node-a", "node-b", "--dry-run", "-n", "ops", env=NO_CLUSTER)
+    assert result.exit_code == 0, result.stderr
+    pods = list(yaml.safe_load_all(result.stdout))
+    assert [p["spec"]["nodeName"] for p in pods] == ["node-a", "node-b"]
+    assert {p["metadata"]["namespace"] for p in pods} == {"ops"}
+    assert all(p["spec"]["containers"][0]["securityContext"]["privileged"] for p in pods)
+    assert all(
+        p["metadata"]["labels"]["app.kubernetes.io/managed-by"] == "kubectl-storage" for p in pods
+    )
+    audit = run_cli("mount-audit", "node-a", "--dry-run", env=NO_CLUSTER)
+    (pod,) = yaml.safe_load_all(audit.stdout)
+    assert "privileged" not in pod["spec"]["containers"][0]["securityContext"]
+    assert pod["spec"]["hostPID"] is True
