@@ -151,7 +151,9 @@ def fio_command(
     if not classes and not pvc:
         if api is None:
             api = options.connect()
-        classes = (_default_class(api),)
+        from kubectl_storage.operations.classes import default_storage_class  # noqa: PLC0415
+
+        classes = (default_storage_class(api),)
     request = FioRequest(
         storage_classes=classes,
         namespace=namespace,
@@ -181,19 +183,6 @@ def fio_command(
     assert api is not None
     report = run_fio(api, request)
     _finish(options, report, chart, baseline, threshold)
-
-
-def _default_class(api: Any) -> str:
-    from kubectl_storage.operations.classes import list_classes  # noqa: PLC0415
-
-    defaults = [c.name for c in list_classes(api).storage_classes if c.is_default]
-    if len(defaults) != 1:
-        raise UsageError(
-            "no StorageClass given and the cluster has "
-            + ("no default class" if not defaults else f"{len(defaults)} default classes"),
-            "Name one with -s (kubectl storage classes lists them).",
-        )
-    return defaults[0]
 
 
 def _parse_percent(text: str) -> float:

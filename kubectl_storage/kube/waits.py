@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 from kubectl_storage.core.kinds import ResourceKind
-from kubectl_storage.errors import StorageToolError, WaitTimeoutError
+from kubectl_storage.errors import ClusterError, StorageToolError, WaitTimeoutError
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.events import events_for
 
@@ -62,6 +62,40 @@ def wait_for(
             if time.monotonic() >= deadline:
                 break
     raise _timeout_error(api, kind, name, last, timeout_s, what, hint)
+
+
+_IMAGE_PULL_FAILURES = ("ErrImagePull", "ImagePullBackOff", "InvalidImageName")
+
+
+def pod_running(role: str) -> Predicate:
+    """A predicate for :func:`wait_for`: the pod runs; stop early when it never will.
+
+    A pod that ended, or whose image cannot be pulled, raises ClusterError naming ``role``
+    ("benchmark", "debug", …) instead of waiting for the timeout.
+    """
+
+    def predicate(pod: JsonDict) -> bool:
+        status = pod.get("status") or {}
+        phase = status.get("phase")
+        if phase == "Running":
+            return True
+        if phase in ("Failed", "Succeeded"):
+            raise ClusterError(
+                f"the {role} pod ended ({phase}): {status.get('message') or 'no message'}",
+                "Run with --keep and inspect the pod (kubectl describe pod).",
+            )
+        for cs in status.get("containerStatuses") or []:
+            waiting = (cs.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") in _IMAGE_PULL_FAILURES:
+                reason = waiting.get("message") or waiting["reason"]
+                raise ClusterError(
+                    f"the {role} image cannot be pulled: {reason}",
+                    "Mirror the image and pass --image (or --registry) for clusters without "
+                    "internet access.",
+                )
+        return False
+
+    return predicate
 
 
 def wait_gone(

@@ -45,10 +45,10 @@ from kubectl_storage.core.manifests import (
 from kubectl_storage.core.quantities import QuantityError, format_bytes, parse_size_bytes
 from kubectl_storage.errors import ClusterError, FindingsError, NotFoundError, UsageError
 from kubectl_storage.kube.access import AccessRequest, require_access
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.podexec import exec_in_pod
 from kubectl_storage.kube.run_scope import RunScope
-from kubectl_storage.kube.waits import wait_for
+from kubectl_storage.kube.waits import pod_running, wait_for
 
 log = logging.getLogger(__name__)
 
@@ -367,7 +367,7 @@ def _run_target(
         api,
         kinds.POD,
         pod_name,
-        _pod_running,
+        pod_running("benchmark"),
         namespace=ns,
         timeout_s=request.timeout_s,
         what="Running",
@@ -408,28 +408,6 @@ def _run_target(
 
 def _ticker(step: Callable[[str], None], prefix: str, started: float) -> Callable[[], None]:
     return lambda: step(f"{prefix}: fio running, {time.monotonic() - started:.0f}s")
-
-
-def _pod_running(pod: JsonDict) -> bool:
-    status = pod.get("status") or {}
-    phase = status.get("phase")
-    if phase == "Running":
-        return True
-    if phase in ("Failed", "Succeeded"):
-        raise ClusterError(
-            f"the benchmark pod ended ({phase}) before fio ran: {status.get('message') or ''}",
-            "Run with --keep and inspect the pod (kubectl describe pod).",
-        )
-    for cs in status.get("containerStatuses") or []:
-        waiting = (cs.get("state") or {}).get("waiting") or {}
-        if waiting.get("reason") in ("ErrImagePull", "ImagePullBackOff", "InvalidImageName"):
-            reason = waiting.get("message") or waiting["reason"]
-            raise ClusterError(
-                f"the benchmark image cannot be pulled: {reason}",
-                "Mirror the image and pass --image (or --registry) for clusters without "
-                "internet access.",
-            )
-    return False
 
 
 def _pending_hint(api: KubeApi, request: FioRequest, target: str, manifests: list[Manifest]) -> str:

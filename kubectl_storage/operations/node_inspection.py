@@ -26,7 +26,7 @@ from kubectl_storage.kube.access import AccessRequest, pod_security_level, requi
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.podexec import exec_in_pod
 from kubectl_storage.kube.run_scope import RunScope
-from kubectl_storage.kube.waits import wait_for
+from kubectl_storage.kube.waits import pod_running, wait_for
 
 log = logging.getLogger(__name__)
 
@@ -188,7 +188,7 @@ def _inspect_one(
             api,
             kinds.POD,
             name,
-            _running_or_failed,
+            pod_running("debug"),
             namespace=request.namespace,
             timeout_s=request.timeout_s,
             what="Running",
@@ -213,20 +213,3 @@ def _inspect_one(
             except StorageToolError as exc:  # the run scope's final sweep tries again
                 log.warning("%s: could not delete %s yet: %s", node, name, exc.message)
                 scope.adopt(kinds.POD, name, request.namespace)
-
-
-def _running_or_failed(pod: JsonDict) -> bool:
-    status = pod.get("status") or {}
-    if status.get("phase") == "Running":
-        return True
-    if status.get("phase") in ("Failed", "Succeeded"):
-        raise StorageToolError(
-            f"debug pod ended ({status.get('phase')}): {status.get('message', '')}"
-        )
-    for cs in status.get("containerStatuses") or []:
-        waiting = (cs.get("state") or {}).get("waiting") or {}
-        if waiting.get("reason") in ("ErrImagePull", "ImagePullBackOff", "InvalidImageName"):
-            raise StorageToolError(
-                f"image pull failed: {waiting.get('message') or waiting['reason']}"
-            )
-    return False
