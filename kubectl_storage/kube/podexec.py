@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -9,6 +11,20 @@ from dataclasses import dataclass
 from kubectl_storage.errors import ClusterError, WaitTimeoutError
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.connection import describe_unreachable
+
+
+def preload_exec_support() -> None:
+    """Import the client's exec machinery in the background (it takes a second or two).
+
+    Commands call this before waiting for their pod, so the import overlaps the wait instead of
+    delaying the first exec.
+    """
+
+    def load() -> None:
+        for module in ("kubernetes.client", "kubernetes.stream"):
+            importlib.import_module(module)
+
+    threading.Thread(target=load, name="preload-exec", daemon=True).start()
 
 
 @dataclass(frozen=True)

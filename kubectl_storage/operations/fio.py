@@ -46,7 +46,7 @@ from kubectl_storage.core.quantities import QuantityError, format_bytes, parse_s
 from kubectl_storage.errors import ClusterError, FindingsError, NotFoundError, UsageError
 from kubectl_storage.kube.access import AccessRequest, require_access
 from kubectl_storage.kube.api import KubeApi
-from kubectl_storage.kube.podexec import exec_in_pod
+from kubectl_storage.kube.podexec import exec_in_pod, preload_exec_support
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.kube.waits import pod_running, wait_for
 
@@ -95,6 +95,11 @@ def build_job_text(request: FioRequest) -> str:
     """The fio job file: the user's, or the chosen profile rendered for the volume mode."""
     block = request.volume_mode == "Block"
     if request.job_file:
+        if request.runtime_s is not None or request.ramp_time_s is not None:
+            raise UsageError(
+                "--runtime and --ramp-time apply to the built-in profiles, not to a job file",
+                f"Set runtime= and ramp_time= in {request.job_file} instead.",
+            )
         try:
             text = Path(request.job_file).read_text()
         except OSError as exc:
@@ -361,6 +366,7 @@ def _run_target(
         kind = kinds.kind_for(manifest["apiVersion"], manifest["kind"])
         scope.create(kind, manifest, ns)
         created.append((kind, manifest["metadata"]["name"]))
+    preload_exec_support()
     label = f"StorageClass {target}" if not request.pvc else f"PVC {target}"
     step(f"{label}: waiting for the benchmark pod (the volume binds when it is scheduled)")
     wait_for(
@@ -379,7 +385,12 @@ def _run_target(
     for attempt in range(1, request.repeat + 1):
         started = time.monotonic()
         prefix = f"{label}: run {attempt}/{request.repeat}" if request.repeat > 1 else label
-        command = ["fio", "--output-format=json", f"{CONFIG_PATH}/{JOB_FILE_NAME}"]
+        command = ["fio", "--output-format=json"]
+        if request.volume_mode != "Block":
+            # fio writes where it runs unless told otherwise, and the root filesystem is
+            # read-only: point a user's job file without `directory=` at the volume.
+            command.append(f"--directory={DEFAULT_DIRECTORY}")
+        command.append(f"{CONFIG_PATH}/{JOB_FILE_NAME}")
         outcome = exec_in_pod(
             api,
             pod_name,

@@ -222,3 +222,31 @@ def test_interrupt_cleans_up(cluster, namespace, when: str, sig: signal.Signals,
     assert proc.returncode == code, err
     assert "deleted what run" in err
     assert _managed(cluster, namespace) == []
+
+
+def test_job_file_without_directory_runs_on_the_volume(cluster, namespace, tmp_path) -> None:
+    # fio writes to its working directory by default, and the pod's root filesystem is
+    # read-only: the job must land on the volume anyway (found by the kubestr comparison).
+    job = tmp_path / "plain.fio"
+    job.write_text(
+        "[global]\nioengine=libaio\ndirect=1\nsize=64M\nruntime=2\ntime_based\n[r]\nrw=randread\nbs=4k\n"
+    )
+    report = _report(
+        run_cli(
+            "fio",
+            "-s",
+            "csi-hostpath-sc",
+            "-z",
+            "1Gi",
+            "-f",
+            str(job),
+            "-n",
+            namespace,
+            "-o",
+            "json",
+        )
+    )
+    job_result = report["results"][0]["jobs"][0]
+    assert job_result["error"] == 0
+    assert job_result["read_iops"] > 0
+    assert report["profile"] == "custom"
