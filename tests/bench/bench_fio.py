@@ -1,0 +1,700 @@
+"""Benchmark: `kubectl storage fio` against kubestr and against fio run directly on the node.
+
+Not a test (nothing is asserted): run it by hand on the test cluster (tests/cluster/up) and read the
+figures. Standard library only; needs root (it writes under the hostpath driver's state directory).
+
+    python3 tests/bench/bench_fio.py [--repeats 3] [--runtime 5] [--ramp 1] [--file-size 256M]
+
+One job file (written by this script, a few short jobs separated by ``stonewall``) is run, per
+repetition and in a rotating order, by:
+
+* ``ours``: ``python -m kubectl_storage fio -s SC -z 20Gi -f JOB -o json -v`` from the repo root;
+* ``kubestr``: ``kubestr fio -s SC -z 20Gi -f JOB -i ghcr.io/kastenhq/kubestr:local -o json``,
+  if the binary from tests/bench/build-kubestr.sh exists (``--kubestr PATH``);
+* ``kubestr-replay``: kubestr v0.4.49's fio flow replayed step by step by this script (the same API
+  calls in the same order, the same pod spec and image, kanister's poll back-off while waiting for
+  the pod, ``kubectl exec`` for the fio run, deletes without waiting). It stands in for kubestr when
+  the binary cannot be built, and is labelled as a replay everywhere (``--no-replay`` skips it);
+* ``node``: ``fio`` on the host, in a fresh directory under /var/lib/csi-hostpath-data (the same
+  ext4 filesystem the csi-hostpath-sc volumes live on), removed afterwards.
+
+Reported per tool (median of the repeats): wall time, overhead = wall time minus fio's own
+runtime (the job file's runtime + ramp_time sum, and fio's own ``elapsed``), and IOPS per job.
+Targets (issue 4): ours <= 0.8 x kubestr's wall time; in-pod IOPS within 10 % of the node's.
+A table goes to stdout and the full record to tests/bench/results/bench_fio-<time>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import random
+import re
+import shutil
+import ssl
+import statistics
+import string
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[2]
+RESULTS = Path(__file__).resolve().parent / "results"
+CLUSTER_KUBECONFIG = "/var/lib/kubectl-storage-testcluster/admin.kubeconfig"
+CLUSTER_KUBECTL = "/var/cache/kubectl-storage-testcluster/k8s-v1.34.12/bin/kubectl"
+KUBESTR_DEFAULT = "/var/cache/kubectl-storage-testcluster/tools/kubestr-v0.4.49/kubestr"
+HOSTPATH_STATE = Path("/var/lib/csi-hostpath-data")
+KUBESTR_IMAGE = "ghcr.io/kastenhq/kubestr:local"
+JOB_NAME = "bench.fio"
+
+# `directory=` is set because `kubectl storage fio -f` (unlike kubestr, which passes
+# `--directory /dataset`) runs fio in the pod's read-only root: without it every job fails
+# with fio error 30 (EROFS). /dataset is where both tools mount the volume.
+JOB_TEMPLATE = """\
+[global]
+directory={directory}
+filename=bench.dat
+ioengine=libaio
+direct=1
+randrepeat=0
+verify=0
+size={size}
+time_based
+ramp_time={ramp}s
+runtime={runtime}s
+
+[read_iops]
+rw=randread
+bs=4k
+iodepth=32
+
+[write_iops]
+stonewall
+rw=randwrite
+bs=4k
+iodepth=32
+
+[read_bw]
+stonewall
+rw=randread
+bs=128k
+iodepth=16
+"""
+JOBS = 3
+
+
+def log(message: str) -> None:
+    print(f"[bench_fio {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- fio JSON helpers
+
+
+def fio_document(text: str) -> dict[str, Any]:
+    """The fio JSON object in ``text`` (fio may print notes before it)."""
+    start = text.find("{")
+    if start < 0:
+        raise ValueError(f"no fio JSON in output: {text[:300]!r}")
+    doc: dict[str, Any] = json.JSONDecoder().raw_decode(text[start:])[0]
+    return doc
+
+
+def summarise_jobs(jobs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per job: IOPS (read + write), bandwidth, fio's measured runtime and elapsed, error."""
+    out: dict[str, Any] = {}
+    for job in jobs:
+        read, write = job.get("read") or {}, job.get("write") or {}
+        out[job.get("jobname", "?")] = {
+            "iops": float(read.get("iops") or 0) + float(write.get("iops") or 0),
+            "bw_kib_s": float(read.get("bw") or 0) + float(write.get("bw") or 0),
+            "runtime_ms": max(int(read.get("runtime") or 0), int(write.get("runtime") or 0)),
+            "elapsed_s": int(job.get("elapsed") or 0),
+            "error": int(job.get("error") or 0),
+        }
+    return out
+
+
+def fio_elapsed_s(jobs: dict[str, Any]) -> float:
+    """fio's own duration: ``elapsed`` counts from fio's start, so the last job's is the total."""
+    return float(max((j["elapsed_s"] for j in jobs.values()), default=0))
+
+
+# --------------------------------------------------------------------------- a tiny REST client
+
+
+class Kube:
+    """Just enough of the Kubernetes REST API for the kubestr replay and the leftover checks."""
+
+    def __init__(self, kubectl: str, kubeconfig: str) -> None:
+        raw = subprocess.run(
+            [
+                kubectl,
+                "--kubeconfig",
+                kubeconfig,
+                "config",
+                "view",
+                "--raw",
+                "--minify",
+                "-o",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        cfg = json.loads(raw)
+        cluster, user = cfg["clusters"][0]["cluster"], cfg["users"][0]["user"]
+        self.server = cluster["server"].rstrip("/")
+        self.ctx = ssl.create_default_context()
+        if "certificate-authority-data" in cluster:
+            ca = base64.b64decode(cluster["certificate-authority-data"]).decode()
+            self.ctx = ssl.create_default_context(cadata=ca)
+        self.headers = {"Accept": "application/json", "Content-Type": "application/json"}
+        if "token" in user:
+            self.headers["Authorization"] = f"Bearer {user['token']}"
+        if "client-certificate-data" in user:
+            tmp = tempfile.mkdtemp(prefix="bench-fio-cred-")
+            try:
+                cert, key = Path(tmp, "c.pem"), Path(tmp, "k.pem")
+                cert.write_bytes(base64.b64decode(user["client-certificate-data"]))
+                key.write_bytes(base64.b64decode(user["client-key-data"]))
+                self.ctx.load_cert_chain(str(cert), str(key))
+            finally:
+                shutil.rmtree(tmp)
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(
+            self.server + path, data=data, method=method, headers=self.headers
+        )
+        try:
+            with urllib.request.urlopen(req, context=self.ctx, timeout=60) as resp:
+                return resp.status, json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            return exc.code, json.loads(exc.read() or b"null")
+
+    def get(self, path: str) -> Any:
+        status, obj = self.call("GET", path)
+        if status != 200:
+            raise RuntimeError(f"GET {path}: {status} {obj}")
+        return obj
+
+    def create(self, path: str, body: Any) -> Any:
+        status, obj = self.call("POST", path, body)
+        if status not in (200, 201):
+            raise RuntimeError(f"POST {path}: {status} {obj}")
+        return obj
+
+    def delete(self, path: str) -> int:
+        return self.call("DELETE", path)[0]
+
+    def gone(self, path: str) -> bool:
+        return self.call("GET", path)[0] == 404
+
+
+# --------------------------------------------------------------------------- the four runners
+
+
+def run_node(job_text: str) -> dict[str, Any]:
+    """fio on the host in a fresh directory on the hostpath driver's filesystem."""
+    workdir = Path(tempfile.mkdtemp(prefix="bench-fio-", dir=HOSTPATH_STATE))
+    try:
+        job = workdir / JOB_NAME
+        job.write_text(job_text.replace("directory=/dataset", f"directory={workdir}"))
+        started = time.monotonic()
+        proc = subprocess.run(
+            ["fio", "--output-format=json", str(job)], capture_output=True, text=True, check=False
+        )
+        wall = time.monotonic() - started
+        if proc.returncode != 0:
+            raise RuntimeError(f"node fio exit {proc.returncode}: {proc.stderr.strip()[:500]}")
+        doc = fio_document(proc.stdout)
+        return {
+            "wall_s": wall,
+            "fio_version": doc.get("fio version"),
+            "jobs": summarise_jobs(doc.get("jobs", [])),
+        }
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+PROGRESS = re.compile(r"^\[\s*([\d.]+)s\]\s+(.*)$")
+
+
+def run_ours(job: Path, args: argparse.Namespace, kube: Kube) -> dict[str, Any]:
+    env = dict(os.environ, PYTHONPATH=str(REPO), KUBECONFIG=args.kubeconfig)
+    cmd = [
+        sys.executable,
+        "-m",
+        "kubectl_storage",
+        "fio",
+        "-s",
+        args.storage_class,
+        "-z",
+        args.size,
+        "-f",
+        str(job),
+        "-o",
+        "json",
+        "-v",
+    ]
+    lines: list[tuple[float, str]] = []
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+
+    def read_stderr() -> None:  # stamp each progress line as it arrives
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append((time.monotonic() - started, line.rstrip("\n")))
+
+    reader = threading.Thread(target=read_stderr, daemon=True)
+    reader.start()
+    stdout = proc.stdout.read() if proc.stdout else ""
+    proc.wait()
+    wall = time.monotonic() - started
+    reader.join(5)
+    if proc.returncode != 0:
+        tail = "\n".join(line for _, line in lines[-10:])
+        raise RuntimeError(f"ours exit {proc.returncode}: {tail[-800:]}")
+    report = json.loads(stdout)
+    raw_jobs = [j["raw"][0] for j in report["results"][0]["jobs"]]
+    phases: dict[str, float] = {}
+    for received, line in lines:
+        match = PROGRESS.match(line.strip())
+        if not match:
+            continue
+        own, text = float(match.group(1)), match.group(2)
+        # the plugin's clock starts after interpreter start-up and imports
+        phases.setdefault("clock_zero_at_s", round(received - own, 2))
+        if "pod running" in text:
+            phases["pod_running_at_s"] = round(received, 2)
+        elif "done in" in text:
+            phases["fio_done_at_s"] = round(received, 2)
+    leftovers = ours_leftovers(kube, args.namespace, report.get("run_id", ""))
+    return {
+        "wall_s": wall,
+        "fio_version": report.get("fio_version"),
+        "run_id": report.get("run_id"),
+        "phases": phases,
+        "progress": [f"{at:6.2f} {line}" for at, line in lines[-12:]],
+        "leftovers": leftovers,
+        "jobs": summarise_jobs(raw_jobs),
+    }
+
+
+def ours_leftovers(kube: Kube, ns: str, run_id: str) -> list[str]:
+    selector = urllib.parse.quote(f"kubectl-storage/run-id={run_id}")
+    found = []
+    for kind in ("pods", "persistentvolumeclaims", "configmaps"):
+        items = kube.get(f"/api/v1/namespaces/{ns}/{kind}?labelSelector={selector}")["items"]
+        found += [f"{kind}/{i['metadata']['name']}" for i in items]
+    return found
+
+
+def run_kubestr(binary: str, job: Path, args: argparse.Namespace, kube: Kube) -> dict[str, Any]:
+    cmd = [
+        binary,
+        "fio",
+        "-s",
+        args.storage_class,
+        "-z",
+        args.size,
+        "-f",
+        str(job),
+        "-i",
+        KUBESTR_IMAGE,
+        "-o",
+        "json",
+    ]
+    env = dict(os.environ, KUBECONFIG=args.kubeconfig)
+    started = time.monotonic()
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    wall = time.monotonic() - started
+    removed = sweep_kubestr(kube, args.namespace)
+    if proc.returncode != 0:
+        raise RuntimeError(
+            f"kubestr exit {proc.returncode}: {(proc.stderr or proc.stdout).strip()[-800:]}"
+        )
+    # stdout carries progress lines ("PVC created …") before the JSON list
+    start = proc.stdout.find("\n[")
+    payload = json.loads(proc.stdout[start + 1 :] if start >= 0 else proc.stdout)
+    result = payload[0]["Raw"]["result"]
+    return {
+        "wall_s": wall,
+        "fio_version": result.get("fio version"),
+        "leftovers_deleted": removed,
+        "jobs": summarise_jobs(result.get("jobs", [])),
+    }
+
+
+def sweep_kubestr(kube: Kube, ns: str) -> list[str]:
+    """Delete, by name, any kubestr fio PVC/pod/ConfigMap left in the namespace; the names."""
+    removed = []
+    for kind, match in (
+        ("pods", "kubestr-fio-pod-"),
+        ("persistentvolumeclaims", "kubestr-fio-pvc-"),
+        ("configmaps", "kubestr-fio"),
+    ):
+        for item in kube.get(f"/api/v1/namespaces/{ns}/{kind}")["items"]:
+            name = item["metadata"]["name"]
+            if name.startswith(match):
+                kube.delete(f"/api/v1/namespaces/{ns}/{kind}/{name}")
+                removed.append(f"{kind}/{name}")
+    return removed
+
+
+def run_replay(job_text: str, args: argparse.Namespace, kube: Kube) -> dict[str, Any]:
+    """kubestr v0.4.49 `fio -f JOB` replayed: pkg/fio/fio.go RunFioHelper, step by step."""
+    ns, sc = args.namespace, args.storage_class
+    base = f"/api/v1/namespaces/{ns}"
+    marks: dict[str, float] = {}
+    created: list[str] = []
+    started = time.monotonic()
+    try:
+        kube.get(f"/api/v1/namespaces/{ns}")  # validateNamespace
+        kube.get("/api/v1/nodes?labelSelector=")  # validateNodeSelector
+        kube.get(f"/apis/storage.k8s.io/v1/storageclasses/{sc}")  # storageClassExists
+        cm = kube.create(
+            f"{base}/configmaps",
+            {  # loadConfigMap
+                "metadata": {"generateName": "kubestr-fio", "labels": {"createdbyfio": "true"}},
+                "data": {JOB_NAME: job_text},
+            },
+        )
+        created.append(f"{base}/configmaps/{cm['metadata']['name']}")  # deleted last, as the defers
+        pvc = kube.create(
+            f"{base}/persistentvolumeclaims",
+            {  # createPVC
+                "metadata": {"generateName": "kubestr-fio-pvc-"},
+                "spec": {
+                    "storageClassName": sc,
+                    "accessModes": ["ReadWriteOnce"],
+                    "resources": {"requests": {"storage": args.size}},
+                },
+            },
+        )
+        pvc_name = pvc["metadata"]["name"]
+        created.insert(0, f"{base}/persistentvolumeclaims/{pvc_name}")
+        pod = kube.create(
+            f"{base}/pods",
+            {  # createPod
+                "metadata": {"generateName": "kubestr-fio-pod-", "namespace": ns},
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "kubestr-fio",
+                            "image": KUBESTR_IMAGE,
+                            "command": ["/bin/sh"],
+                            "args": ["-c", "tail -f /dev/null"],
+                            "volumeMounts": [
+                                {"name": "persistent-storage", "mountPath": "/dataset"},
+                                {"name": "config-map", "mountPath": "/etc/fio-config"},
+                            ],
+                        }
+                    ],
+                    "volumes": [
+                        {
+                            "name": "persistent-storage",
+                            "persistentVolumeClaim": {"claimName": pvc_name},
+                        },
+                        {"name": "config-map", "configMap": {"name": cm["metadata"]["name"]}},
+                    ],
+                },
+            },
+        )
+        pod_name = pod["metadata"]["name"]
+        created.insert(0, f"{base}/pods/{pod_name}")
+        marks["created_s"] = time.monotonic() - started
+        # kanister kube.WaitForPodReady: poll.Wait (jpillora backoff 100 ms x2, max 10 s) until
+        # the phase leaves Pending; each poll also reads the node and the PVC.
+        delay = 0.1
+        while True:
+            p = kube.get(f"{base}/pods/{pod_name}")
+            if p["spec"].get("nodeName"):
+                kube.get(f"/api/v1/nodes/{p['spec']['nodeName']}")
+            kube.get(f"{base}/persistentvolumeclaims/{pvc_name}")
+            phase = p.get("status", {}).get("phase", "")
+            if phase not in ("", "Pending"):
+                break
+            if time.monotonic() - started > 300:
+                raise RuntimeError(f"replay pod {pod_name} still {phase or 'unscheduled'}")
+            time.sleep(delay)
+            delay = min(delay * 2, 10.0)
+        kube.get(f"{base}/pods/{pod_name}")
+        marks["pod_running_at_s"] = time.monotonic() - started
+        proc = subprocess.run(  # runFIOCommand
+            [
+                args.kubectl,
+                "--kubeconfig",
+                args.kubeconfig,
+                "exec",
+                "-n",
+                ns,
+                pod_name,
+                "-c",
+                "kubestr-fio",
+                "--",
+                "fio",
+                "--directory",
+                "/dataset",
+                f"/etc/fio-config/{JOB_NAME}",
+                "--output-format=json",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        marks["fio_done_at_s"] = time.monotonic() - started
+        if proc.returncode != 0 or proc.stderr:
+            raise RuntimeError(f"replay fio exit {proc.returncode}: {proc.stderr.strip()[:500]}")
+        doc = json.loads(proc.stdout)
+    finally:
+        for path in created:  # the defers
+            kube.delete(path)
+        wall = time.monotonic() - started
+    # not timed: let the deletes finish so the next run starts on a quiet node
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and not all(kube.gone(p) for p in created):
+        time.sleep(0.5)
+    return {
+        "wall_s": wall,
+        "fio_version": doc.get("fio version"),
+        "phases": marks,
+        "leftovers": [p for p in created if not kube.gone(p)],
+        "jobs": summarise_jobs(doc.get("jobs", [])),
+    }
+
+
+# --------------------------------------------------------------------------- summary
+
+
+def median(values: list[float]) -> float | None:
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def summarise(runs: list[dict[str, Any]], nominal_s: float) -> dict[str, Any]:
+    ok = [r for r in runs if "error" not in r]
+    if not ok:
+        return {"runs_ok": 0, "errors": [r["error"] for r in runs]}
+    names = list(ok[0]["jobs"])
+    wall = statistics.median(r["wall_s"] for r in ok)
+    elapsed = statistics.median(fio_elapsed_s(r["jobs"]) for r in ok)
+    return {
+        "runs_ok": len(ok),
+        "errors": [r["error"] for r in runs if "error" in r],
+        "wall_s": wall,
+        "wall_s_all": [round(r["wall_s"], 2) for r in ok],
+        "fio_elapsed_s": elapsed,
+        "overhead_vs_nominal_s": wall - nominal_s,
+        "overhead_vs_fio_elapsed_s": wall - elapsed,
+        "iops": {n: median([r["jobs"][n]["iops"] for r in ok]) for n in names},
+        "iops_all": {n: [round(r["jobs"][n]["iops"]) for r in ok] for n in names},
+        "bw_kib_s": {n: median([r["jobs"][n]["bw_kib_s"] for r in ok]) for n in names},
+        "fio_version": ok[0].get("fio_version"),
+        "phases": {
+            k: median([r.get("phases", {}).get(k) for r in ok])
+            for k in ("clock_zero_at_s", "pod_running_at_s", "fio_done_at_s")
+            if any(k in r.get("phases", {}) for r in ok)
+        },
+    }
+
+
+def fmt(value: float | None, spec: str = ",.0f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def print_table(summary: dict[str, Any], order: list[str], nominal_s: float) -> None:
+    names = next((list(s["iops"]) for s in summary.values() if s.get("runs_ok")), [])
+    head = ["tool", "runs", "wall s", "ovh vs nominal s", "ovh vs fio elapsed s"] + [
+        f"{n} IOPS" for n in names
+    ]
+    rows = [head]
+    for tool in order:
+        s = summary[tool]
+        if not s.get("runs_ok"):
+            rows.append([tool, "0", "failed"] + [""] * (len(head) - 3))
+            continue
+        rows.append(
+            [
+                tool,
+                str(s["runs_ok"]),
+                fmt(s["wall_s"], ".1f"),
+                fmt(s["overhead_vs_nominal_s"], ".1f"),
+                fmt(s["overhead_vs_fio_elapsed_s"], ".1f"),
+            ]
+            + [fmt(s["iops"][n]) for n in names]
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    print(f"fio runtime+ramp of the job file: {nominal_s:.0f} s (median of the repeats below)")
+    for r in rows:
+        print(
+            "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w)
+                for i, (c, w) in enumerate(zip(r, widths, strict=True))
+            )
+        )
+
+
+def print_phases(summary: dict[str, Any], order: list[str]) -> None:
+    print("phases (median, s): start->pod running | pod running->fio done (exec) | fio done->exit")
+    for tool in order:
+        s = summary[tool]
+        ph, wall = s.get("phases") or {}, s.get("wall_s")
+        if "pod_running_at_s" not in ph or "fio_done_at_s" not in ph or wall is None:
+            continue
+        print(
+            f"  {tool:<15} {ph['pod_running_at_s']:5.1f} | "
+            f"{ph['fio_done_at_s'] - ph['pod_running_at_s']:5.1f} | "
+            f"{wall - ph['fio_done_at_s']:5.1f}"
+            + (
+                f"   (Python start-up + imports before the plugin's clock: "
+                f"{ph['clock_zero_at_s']:.1f})"
+                if "clock_zero_at_s" in ph
+                else ""
+            )
+        )
+
+
+def verdicts(summary: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    ours, node = summary.get("ours", {}), summary.get("node", {})
+    for ref in ("kubestr", "kubestr-replay"):
+        other = summary.get(ref, {})
+        if ours.get("runs_ok") and other.get("runs_ok"):
+            ratio = ours["wall_s"] / other["wall_s"]
+            out[f"wall_ratio_ours_to_{ref}"] = {"ratio": ratio, "target": 0.8, "met": ratio <= 0.8}
+    if ours.get("runs_ok") and node.get("runs_ok"):
+        for name, node_iops in node["iops"].items():
+            ours_iops = ours["iops"].get(name)
+            if ours_iops is None or not node_iops:
+                continue
+            dev = (ours_iops - node_iops) / node_iops
+            out[f"iops_{name}_ours_vs_node"] = {
+                "deviation": dev,
+                "target": 0.10,
+                "met": abs(dev) <= 0.10,
+            }
+    return out
+
+
+# --------------------------------------------------------------------------- main
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--runtime", type=int, default=5, help="seconds each job measures")
+    ap.add_argument("--ramp", type=int, default=1, help="ramp_time seconds per job")
+    ap.add_argument("--file-size", default="256M")
+    ap.add_argument("-s", "--storage-class", default="csi-hostpath-sc")
+    ap.add_argument("-z", "--size", default="20Gi")
+    ap.add_argument("-n", "--namespace", default="default")
+    ap.add_argument("--kubestr", default=KUBESTR_DEFAULT, help="kubestr binary (skipped if absent)")
+    ap.add_argument("--no-replay", action="store_true", help="skip the kubestr-flow replay")
+    ap.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG", CLUSTER_KUBECONFIG))
+    ap.add_argument("--kubectl", default=shutil.which("kubectl") or CLUSTER_KUBECTL)
+    args = ap.parse_args()
+
+    job_text = JOB_TEMPLATE.format(
+        directory="/dataset", size=args.file_size, ramp=args.ramp, runtime=args.runtime
+    )
+    nominal_s = float(JOBS * (args.runtime + args.ramp))
+    kube = Kube(args.kubectl, args.kubeconfig)
+    tmpdir = Path(tempfile.mkdtemp(prefix="bench-fio-job-"))
+    job = tmpdir / JOB_NAME
+    job.write_text(job_text)
+
+    tools = ["node", "ours"]
+    have_kubestr = os.access(args.kubestr, os.X_OK)
+    if have_kubestr:
+        tools.append("kubestr")
+    else:
+        log(f"no kubestr binary at {args.kubestr} (tests/bench/build-kubestr.sh); skipping it")
+    if not args.no_replay:
+        tools.append("kubestr-replay")
+    runners = {
+        "node": lambda: run_node(job_text),
+        "ours": lambda: run_ours(job, args, kube),
+        "kubestr": lambda: run_kubestr(args.kubestr, job, args, kube),
+        "kubestr-replay": lambda: run_replay(job_text, args, kube),
+    }
+
+    host_fio = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
+    record: dict[str, Any] = {
+        "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "storage_class": args.storage_class,
+        "pvc_size": args.size,
+        "repeats": args.repeats,
+        "job_file": job_text,
+        "nominal_fio_runtime_s": nominal_s,
+        "host_fio": host_fio,
+        "nproc": os.cpu_count(),
+        "loadavg_start": os.getloadavg(),
+        "kubestr_binary": args.kubestr if have_kubestr else None,
+        "runs": {t: [] for t in tools},
+    }
+    try:
+        for rep in range(args.repeats):
+            order = tools[rep % len(tools) :] + tools[: rep % len(tools)]
+            for tool in order:
+                load = os.getloadavg()
+                log(f"repeat {rep + 1}/{args.repeats}: {tool} (load {load[0]:.2f})")
+                try:
+                    run = runners[tool]()
+                except Exception as exc:  # noqa: BLE001 - a failed run is recorded, not fatal
+                    run = {"error": f"{type(exc).__name__}: {exc}"}
+                    log(f"  {tool} failed: {run['error'][:300]}")
+                else:
+                    log(
+                        f"  {tool}: {run['wall_s']:.1f} s, IOPS "
+                        + ", ".join(f"{n}={j['iops']:,.0f}" for n, j in run["jobs"].items())
+                    )
+                run["loadavg_before"] = load
+                run["order"] = order.index(tool)
+                record["runs"][tool].append(run)
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+        record["kubestr_leftovers_swept"] = sweep_kubestr(kube, args.namespace)
+    record["loadavg_end"] = os.getloadavg()
+    record["summary"] = {t: summarise(record["runs"][t], nominal_s) for t in tools}
+    record["targets"] = verdicts(record["summary"])
+
+    print_table(record["summary"], tools, nominal_s)
+    print_phases(record["summary"], tools)
+    for name, verdict in record["targets"].items():
+        value = verdict.get("ratio", verdict.get("deviation"))
+        spec = ".2f" if "ratio" in verdict else "+.1%"
+        print(
+            f"{name}: {format(value, spec)} (target {verdict['target']}) -> "
+            f"{'met' if verdict['met'] else 'NOT met'}"
+        )
+    print(
+        f"load average start {record['loadavg_start']}, end {record['loadavg_end']}; "
+        f"fio: node {host_fio}, "
+        + ", ".join(
+            f"{t} {s.get('fio_version')}" for t, s in record["summary"].items() if t != "node"
+        )
+    )
+    RESULTS.mkdir(exist_ok=True)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    suffix = "".join(random.choices(string.ascii_lowercase, k=3))
+    out = RESULTS / f"bench_fio-{stamp}-{suffix}.json"
+    out.write_text(json.dumps(record, indent=2))
+    print(f"wrote {out.relative_to(REPO)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
