@@ -53,10 +53,12 @@ def exec_in_pod(
     Raises:
         WaitTimeoutError: the command did not finish within ``timeout_s``.
     """
-    from kubernetes.client import CoreV1Api  # noqa: PLC0415 - heavy import, only when needed
+    from kubernetes.client import ApiClient, CoreV1Api  # noqa: PLC0415 - heavy, only when needed
     from kubernetes.stream import stream  # noqa: PLC0415
 
-    core = CoreV1Api(api.connection.api_client)
+    # kubernetes.stream.stream() swaps call_api on the client it is given while it connects;
+    # a client of its own keeps concurrent requests from other threads (fan-out) intact.
+    core = CoreV1Api(ApiClient(api.connection.api_client.configuration))
     ns = namespace or api.namespace
     kwargs = {"container": container} if container else {}
     try:

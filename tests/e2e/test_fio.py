@@ -250,3 +250,31 @@ def test_job_file_without_directory_runs_on_the_volume(cluster, namespace, tmp_p
     assert job_result["error"] == 0
     assert job_result["read_iops"] > 0
     assert report["profile"] == "custom"
+
+
+def test_parallel_classes(cluster, namespace) -> None:
+    # Two execs at once share one API connection setup: each stream needs its own client.
+    report = _report(
+        run_cli(
+            "fio",
+            "-s",
+            "csi-hostpath-sc",
+            "-s",
+            "local-path",
+            "-z",
+            "1Gi",
+            "--profile",
+            "quick",
+            "--runtime",
+            "2",
+            "--ramp-time",
+            "0",
+            "--parallel",
+            "-n",
+            namespace,
+            "-o",
+            "json",
+        )
+    )
+    assert [r["storage_class"] for r in report["results"]] == ["csi-hostpath-sc", "local-path"]
+    assert all(r["jobs"][0]["read_iops"] > 0 for r in report["results"])
