@@ -1,0 +1,161 @@
+"""`kubectl storage validate-persistence`."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from kubectl_storage.cli.context import options_of
+from kubectl_storage.errors import FindingsError, UsageError
+
+
+def validate_persistence_command(
+    ctx: typer.Context,
+    storage_class: Annotated[
+        str | None,
+        typer.Option(
+            "--storage-class", "-s", help="StorageClass to check (default: the cluster's default)."
+        ),
+    ] = None,
+    size: Annotated[
+        str,
+        typer.Option("--size", "-z", help="PVC size, a quantity with a unit (at least ~330Mi)."),
+    ] = "1Gi",
+    rows: Annotated[
+        int, typer.Option("--rows", help="Rows written before the disruptions.")
+    ] = 1000,
+    disruptions: Annotated[
+        str | None,
+        typer.Option(
+            "--disruptions",
+            help="Comma-separated: restart, crash, reschedule (default: all that apply).",
+        ),
+    ] = None,
+    volume_type: Annotated[
+        str,
+        typer.Option(
+            "--volume-type",
+            help="pvc, or emptyDir: a pod-local control volume that must show data loss.",
+        ),
+    ] = "pvc",
+    node_selector: Annotated[
+        str | None, typer.Option("--node-selector", help="k=v[,k2=v2] for the MySQL pod.")
+    ] = None,
+    toleration: Annotated[
+        list[str] | None,
+        typer.Option("--toleration", help="KEY[=VALUE][:EFFECT], or * for all (repeatable)."),
+    ] = None,
+    cpu: Annotated[
+        str | None, typer.Option("--cpu", help="CPU request and limit of the server.")
+    ] = None,
+    memory: Annotated[
+        str | None, typer.Option("--memory", help="Memory request and limit of the server.")
+    ] = None,
+    image: Annotated[
+        str | None,
+        typer.Option("--image", help="MySQL-compatible server image (MySQL, MariaDB, Percona)."),
+    ] = None,
+    registry: Annotated[
+        str | None, typer.Option("--registry", help="Pull the default image from this registry.")
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", help="Seconds to wait for each step.")
+    ] = 300,
+    keep: Annotated[bool, typer.Option("--keep", help="Leave the objects for debugging.")] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the manifests as YAML; create nothing.")
+    ] = False,
+) -> None:
+    """Check that committed MySQL data survives pod loss on a StorageClass.
+
+    Deploys MySQL (a one-replica StatefulSet with a PVC of the class and a random root password
+    that is never shown), writes --rows rows to testdb.tasks and reads them back (checksum),
+    then for each disruption waits until MySQL answers again and compares every row:
+    restart (graceful pod delete), crash (mysqld SIGKILLed while a writer commits rows one at a
+    time: every acknowledged commit must survive), reschedule (the pod moved to another node;
+    skipped on a single-node cluster). Exit 1 when any committed row was lost.
+    Everything created is deleted at the end, also on Ctrl-C.
+
+    Examples:
+
+        kubectl storage validate-persistence -s fast
+
+        kubectl storage validate-persistence -s fast --disruptions crash --rows 5000 -o json
+
+        kubectl storage validate-persistence --volume-type emptyDir
+
+        kubectl storage validate-persistence -s fast --image mariadb:11.4 --toleration db
+
+        kubectl storage validate-persistence -s fast --dry-run
+    """
+    from kubectl_storage.core.images import MYSQL_IMAGE, with_registry  # noqa: PLC0415
+    from kubectl_storage.core.manifests import (  # noqa: PLC0415
+        PodPlacement,
+        Toleration,
+        parse_node_selector,
+    )
+    from kubectl_storage.core.persistence import (  # noqa: PLC0415
+        VolumeType,
+        parse_disruptions,
+        parse_volume_type,
+    )
+    from kubectl_storage.operations.persistence import PersistenceRequest  # noqa: PLC0415
+
+    options = options_of(ctx)
+    try:
+        kind = parse_volume_type(volume_type)
+        chosen = parse_disruptions(disruptions) if disruptions is not None else None
+        placement = PodPlacement(
+            node_selector=parse_node_selector(node_selector) if node_selector else {},
+            tolerations=tuple(Toleration.parse(t) for t in toleration or ()),
+            cpu=cpu,
+            memory=memory,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc), "See kubectl storage validate-persistence --help.") from exc
+    if kind is VolumeType.EMPTY_DIR and storage_class:
+        raise UsageError(
+            "-s/--storage-class and --volume-type emptyDir exclude each other",
+            "The emptyDir control uses no StorageClass; drop -s or use --volume-type pvc.",
+        )
+    needs_class = kind is VolumeType.PVC and not storage_class
+    api = options.connect() if not dry_run or needs_class else None
+    if needs_class:
+        from kubectl_storage.operations.classes import default_storage_class  # noqa: PLC0415
+
+        assert api is not None
+        storage_class = default_storage_class(api)
+    namespace = options.namespace or (api.namespace if api else "default")
+    request = PersistenceRequest(
+        storage_class=storage_class,
+        namespace=namespace,
+        size=size,
+        rows=rows,
+        disruptions=chosen,
+        volume_type=kind,
+        image=image or with_registry(MYSQL_IMAGE, registry),
+        placement=placement,
+        timeout_s=timeout,
+        keep=keep,
+    )
+    if dry_run:
+        from kubectl_storage.operations.persistence import dry_run_manifests  # noqa: PLC0415
+        from kubectl_storage.render.structured import write_yaml_documents  # noqa: PLC0415
+
+        write_yaml_documents(dry_run_manifests(request), options.stdout)
+        return
+    from kubectl_storage.operations.persistence import run_persistence  # noqa: PLC0415
+    from kubectl_storage.render.persistence import write_persistence_table  # noqa: PLC0415
+
+    assert api is not None
+    report = run_persistence(api, request)
+    options.emit(report.to_dict(), write_persistence_table)
+    if report.failed_phases:
+        hint = "See the NOTE column; --keep leaves the pod and its volume for a closer look."
+        if kind is VolumeType.EMPTY_DIR:
+            hint = "Expected of the emptyDir control: it shows that the check detects data loss."
+        raise FindingsError(
+            "committed data was lost or unavailable after: " + ", ".join(report.failed_phases),
+            hint,
+        )
