@@ -17,7 +17,8 @@ def test_every_command_has_help_and_a_docs_page() -> None:
     assert {"classes", "cleanup", "fio"} <= set(names)
     for name in names:
         command = group.commands[name]  # type: ignore[attr-defined]
-        assert command.help and "Examples" in command.help, f"{name} help lacks examples"
+        assert command.help, f"{name} has no help"
+        assert "Examples" in command.help, f"{name} help lacks examples"
         page = DOCS / f"{name}.md"
         assert page.is_file(), f"docs/commands/{name}.md is missing"
         assert f"kubectl storage {name}" in page.read_text()

@@ -22,7 +22,7 @@ from kubectl_storage.core.nfs_rules import (
 )
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-GOOD_V41 = "rw,relatime,vers=4.1,rsize=1048576,wsize=1048576,namlen=255,hard,proto=tcp,timeo=600,retrans=2,sec=sys,local_lock=none,addr=10.0.0.5"  # noqa: E501
+GOOD_V41 = "rw,relatime,vers=4.1,rsize=1048576,wsize=1048576,namlen=255,hard,proto=tcp,timeo=600,retrans=2,sec=sys,local_lock=none,addr=10.0.0.5"
 
 
 def nfs_mount(options: str, *, server: str = "10.0.0.5", mountpoint: str = "/mnt/a") -> MountEntry:

@@ -1,0 +1,259 @@
+"""Fixtures for end-to-end tests against the real single-node test cluster (tests/cluster).
+
+* ``cluster`` (session): runs ``tests/cluster/up`` (idempotent: reuses a running cluster,
+  builds and starts one otherwise), sets ``KUBECONFIG`` to the admin kubeconfig and puts the
+  cluster's kubectl first on ``PATH``. Set ``TESTCLUSTER_KUBECONFIG`` to use an already
+  running cluster without calling ``up``.
+* ``namespace`` (function): a fresh namespace per test, deleted afterwards.
+* after every e2e test (autouse): the test fails if any object labelled
+  ``app.kubernetes.io/managed-by=kubectl-storage`` is left in any namespace (or cluster-wide,
+  for PVs and VolumeSnapshotContents) that was not there before the test, after a bounded
+  wait for objects that are already terminating.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+CLUSTER_DIR = REPO / "tests" / "cluster"
+sys.path.insert(0, str(CLUSTER_DIR))
+import harness  # noqa: E402  (tests/cluster/harness.py: paths, names and versions of the cluster)
+
+MANAGED_BY = "app.kubernetes.io/managed-by=kubectl-storage"
+LEFTOVER_KINDS = ",".join(
+    [
+        "pods",
+        "persistentvolumeclaims",
+        "persistentvolumes",
+        "configmaps",
+        "secrets",
+        "services",
+        "statefulsets.apps",
+        "deployments.apps",
+        "jobs.batch",
+        "volumesnapshots.snapshot.storage.k8s.io",
+        "volumesnapshotcontents.snapshot.storage.k8s.io",
+    ]
+)
+LEFTOVER_WAIT_S = 90
+UP_TIMEOUT_S = 80 * 60  # a cold machine builds Kubernetes first
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "cluster: end-to-end test against the real single-node cluster (tests/cluster/up, needs root)",
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.cluster)
+
+
+@dataclass
+class Cluster:
+    kubeconfig: str
+    kubectl: str
+    node: str
+    toolbox_image: str
+    busybox_image: str
+    mariadb_image: str
+
+    def kubectl_run(
+        self, *args: str, input: str | None = None, check: bool = True, timeout: float = 120
+    ) -> subprocess.CompletedProcess:
+        """Run kubectl against the cluster; raises AssertionError with stderr when check fails."""
+        r = subprocess.run(
+            [self.kubectl, "--kubeconfig", self.kubeconfig, *args],
+            input=input,
+            text=True,
+            capture_output=True,
+            timeout=timeout,
+        )
+        if check and r.returncode != 0:
+            raise AssertionError(
+                f"kubectl {' '.join(args)} failed ({r.returncode}):\n{r.stderr}{r.stdout}"
+            )
+        return r
+
+    def apply(self, manifest: str, namespace: str | None = None) -> None:
+        self.kubectl_run(
+            *(["-n", namespace] if namespace else []), "apply", "-f", "-", input=manifest
+        )
+
+    def get_json(self, *args: str) -> dict:
+        return json.loads(self.kubectl_run("get", *args, "-o", "json").stdout)
+
+    def wait(self, namespace: str, resource: str, condition: str, timeout: int = 120) -> None:
+        r = self.kubectl_run(
+            "-n",
+            namespace,
+            "wait",
+            f"--for={condition}",
+            resource,
+            f"--timeout={timeout}s",
+            check=False,
+            timeout=timeout + 30,
+        )
+        if r.returncode != 0:
+            desc = self.kubectl_run("-n", namespace, "describe", resource, check=False).stdout
+            events = self.kubectl_run(
+                "-n", namespace, "get", "events", "--sort-by=.lastTimestamp", check=False
+            ).stdout
+            raise AssertionError(
+                f"{resource} in {namespace}: {condition} not reached in {timeout}s: "
+                f"{r.stderr.strip()}\n--- describe ---\n{desc[-4000:]}\n--- events ---\n"
+                f"{events[-3000:]}"
+            )
+
+    def logs(self, namespace: str, pod: str) -> str:
+        return self.kubectl_run("-n", namespace, "logs", pod).stdout
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Cluster:
+    kubeconfig = os.environ.get("TESTCLUSTER_KUBECONFIG")
+    if not kubeconfig:
+        r = subprocess.run(
+            [str(CLUSTER_DIR / "up")],
+            stdout=subprocess.PIPE,
+            stderr=None,
+            text=True,
+            timeout=UP_TIMEOUT_S,
+        )
+        if r.returncode != 0:
+            pytest.fail(
+                f"tests/cluster/up failed with exit code {r.returncode} (its stderr is above)",
+                pytrace=False,
+            )
+        kubeconfig = r.stdout.strip().splitlines()[-1]
+    os.environ["KUBECONFIG"] = kubeconfig
+    os.environ["PATH"] = f"{harness.TOOLS_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+    from images import BUSYBOX_IMAGE, MARIADB_IMAGE, toolbox_image
+
+    return Cluster(
+        kubeconfig=kubeconfig,
+        kubectl=str(harness.K8S_BIN / "kubectl"),
+        node=harness.NODE,
+        toolbox_image=toolbox_image(),
+        busybox_image=BUSYBOX_IMAGE,
+        mariadb_image=MARIADB_IMAGE,
+    )
+
+
+@pytest.fixture
+def namespace(cluster: Cluster, request) -> str:
+    base = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower()).strip("-")[:40].strip("-")
+    name = f"e2e-{base}-{uuid.uuid4().hex[:6]}"
+    cluster.kubectl_run("create", "namespace", name)
+    cluster.kubectl_run("label", "namespace", name, "kubectl-storage.test/e2e=true")
+    yield name
+    r = cluster.kubectl_run(
+        "delete", "namespace", name, "--wait=true", "--timeout=180s", check=False, timeout=240
+    )
+    if r.returncode != 0:
+        print(f"warning: namespace {name} not deleted: {r.stderr}", file=sys.stderr)
+
+
+def _managed_objects(cluster: Cluster) -> list[dict]:
+    r = cluster.kubectl_run(
+        "get",
+        LEFTOVER_KINDS,
+        "--all-namespaces",
+        "-l",
+        MANAGED_BY,
+        "-o",
+        "json",
+        "--ignore-not-found",
+        check=False,
+    )
+    if r.returncode != 0:
+        raise AssertionError(f"could not list managed objects: {r.stderr}")
+    return json.loads(r.stdout or '{"items": []}').get("items", [])
+
+
+def _describe(obj: dict) -> str:
+    md = obj.get("metadata", {})
+    where = f"{md.get('namespace')}/" if md.get("namespace") else ""
+    term = " (terminating)" if md.get("deletionTimestamp") else ""
+    return f"{obj.get('kind')} {where}{md.get('name')}{term}"
+
+
+def _other_tests_namespaces(cluster: Cluster, own: str | None) -> set[str]:
+    """Namespaces of e2e tests other than this one (another pytest session may share the
+    cluster while developing); what happens in them is not this test's doing."""
+    names = cluster.kubectl_run(
+        "get", "namespaces", "-l", "kubectl-storage.test/e2e=true", "-o", "name", check=False
+    ).stdout.split()
+    return {n.split("/", 1)[1] for n in names} - {own}
+
+
+def check_no_managed_leftovers(
+    cluster: Cluster, before: set[str] = frozenset(), own_namespace: str | None = None
+) -> None:
+    """Fail if managed objects that did not exist before the test are still there.
+
+    Objects that are already being deleted get a bounded grace period first."""
+    foreign = _other_tests_namespaces(cluster, own_namespace)
+
+    def current() -> list[dict]:
+        return [
+            o
+            for o in _managed_objects(cluster)
+            if o["metadata"].get("uid") not in before
+            and o["metadata"].get("namespace") not in foreign
+        ]
+
+    deadline = time.monotonic() + LEFTOVER_WAIT_S
+    objs = current()
+    while (
+        objs
+        and all(o["metadata"].get("deletionTimestamp") for o in objs)
+        and time.monotonic() < deadline
+    ):
+        time.sleep(2)
+        objs = current()
+    if objs:
+        pytest.fail(
+            f"{len(objs)} object(s) labelled {MANAGED_BY} left behind:\n  "
+            + "\n  ".join(_describe(o) for o in objs),
+            pytrace=False,
+        )
+
+
+@pytest.fixture(autouse=True)
+def no_managed_leftovers(request, cluster: Cluster):
+    """After the test body, fail the test if kubectl-storage left labelled objects behind.
+
+    The check itself runs from pytest_runtest_call below, i.e. right after the test function
+    and before fixtures such as ``namespace`` clean up, so it reports as a test failure."""
+    # Objects that existed before the test (e.g. a developer's own run on a shared cluster) are
+    # not this test's leftovers; a test that leaked them has already failed.
+    before = {o["metadata"].get("uid") for o in _managed_objects(cluster)}
+    request.node._managed_leftover_check = lambda: check_no_managed_leftovers(
+        cluster, before, request.node.funcargs.get("namespace")
+    )
+    return
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    result = yield  # re-raises if the test itself failed
+    check = getattr(item, "_managed_leftover_check", None)
+    if check is not None:
+        check()
+    return result
