@@ -124,6 +124,17 @@ def fio_command(
 
     options = options_of(ctx)
     threshold = _parse_percent(max_regression)
+    if chart is not None:
+        from kubectl_storage.render.fio_charts import charts_available  # noqa: PLC0415
+
+        # Say it before a ten-minute benchmark, not after.
+        if not charts_available():
+            raise UsageError(
+                "--chart needs matplotlib, which this build of kubectl-storage does not include",
+                "Use the krew build or `pip install kubectl-storage`, or drop --chart.",
+            )
+        if chart.suffix.lower() not in (".png", ".svg"):
+            raise UsageError(f"--chart {chart}: use a .png or .svg file name", "")
     if from_json is not None:
         report = _load_report(from_json)
         _finish(options, report, chart, baseline, threshold)

@@ -59,6 +59,13 @@ class _Bar:
     percentiles_us: tuple[tuple[str, float | None, float | None], ...]
 
 
+def charts_available() -> bool:
+    """Whether matplotlib can be imported (the single-file binary leaves it out)."""
+    import importlib.util  # noqa: PLC0415 - only when a chart is asked for
+
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 def draw_fio_chart(report: Mapping[str, Any], path: str | Path) -> Path:
     """Draw a FioReport to a PNG or SVG file, chosen by the file extension.
 
@@ -76,7 +83,13 @@ def draw_fio_chart(report: Mapping[str, Any], path: str | Path) -> Path:
     file_format = target.suffix.lower().lstrip(".")
     if file_format not in SUPPORTED_FORMATS:
         raise ChartError(f"cannot draw a chart to {target.name!r}: use a .png or .svg file name")
-    figure = build_fio_figure(report)
+    try:
+        figure = build_fio_figure(report)
+    except ImportError as exc:
+        raise ChartError(
+            "charts need matplotlib, which this build of kubectl-storage does not include; "
+            "use the krew build or `pip install kubectl-storage`"
+        ) from exc
     figure.savefig(target, format=file_format, dpi=120)
     return target
 

@@ -1,0 +1,403 @@
+"""The permissions each command needs, and the Role/ClusterRole manifests that grant them.
+
+One table, read from what the operations do (kube/ calls: get, list, watch, create, patch,
+delete, exec), so `kubectl storage rbac` prints the least a cluster admin has to grant:
+
+* namespace scope: objects in the namespace the command works in (``-n``) → a Role;
+* cluster scope: cluster-scoped kinds (nodes, StorageClasses, PVs, snapshot classes and
+  contents) → a ClusterRole;
+* every-namespace scope: namespaced kinds read in all namespaces (the volume mapping of
+  mount-audit) → the same ClusterRole;
+* searched scope (cleanup): the namespace given with ``-n`` (Role), or every namespace
+  (ClusterRole), as the command itself searches.
+
+Not listed because every authenticated user has them already (the ``system:basic-user`` and
+``system:discovery`` ClusterRoles): creating SelfSubjectAccessReviews (the up-front permission
+check) and reading API discovery (is the snapshot API installed?).
+
+Exec goes over a WebSocket, which Kubernetes authorizes as ``get`` on ``pods/exec`` and, since
+1.30, also as ``create``; both are granted so one Role works on old and new clusters.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from kubectl_storage.core.kinds import VOLUME_SNAPSHOT
+
+RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
+DEFAULT_NAME = "kubectl-storage"
+_STORAGE_GROUP = "storage.k8s.io"
+SNAPSHOT_API_GROUP = VOLUME_SNAPSHOT.group
+_VERB_ORDER = ("get", "list", "watch", "create", "update", "patch", "delete")
+
+
+class Scope(StrEnum):
+    """Where a permission applies."""
+
+    NAMESPACE = "namespace"  # the namespace the command works in: a Role there
+    CLUSTER = "cluster"  # cluster-scoped kinds: a ClusterRole
+    ALL_NAMESPACES = "all-namespaces"  # namespaced kinds in every namespace: a ClusterRole
+    SEARCHED = "searched"  # the namespace given with -n, or every namespace without it
+
+    def cluster_wide(self, namespace_given: bool) -> bool:
+        """Whether the permission goes into the ClusterRole."""
+        if self is Scope.SEARCHED:
+            return not namespace_given
+        return self is not Scope.NAMESPACE
+
+
+@dataclass(frozen=True)
+class Permission:
+    """Verbs on resources of one API group, and why the command needs them."""
+
+    scope: Scope
+    group: str  # "" for the core group
+    resources: tuple[str, ...]
+    verbs: tuple[str, ...]
+    why: str
+
+
+@dataclass(frozen=True)
+class CommandAccess:
+    """Everything one command needs from the API server."""
+
+    command: str
+    permissions: tuple[Permission, ...]
+    note: str = ""
+
+
+def _ns(group: str, resources: str, verbs: str, why: str) -> Permission:
+    return Permission(Scope.NAMESPACE, group, tuple(resources.split()), tuple(verbs.split()), why)
+
+
+def _cluster(group: str, resources: str, verbs: str, why: str) -> Permission:
+    return Permission(Scope.CLUSTER, group, tuple(resources.split()), tuple(verbs.split()), why)
+
+
+def _everywhere(group: str, resources: str, verbs: str, why: str) -> Permission:
+    return Permission(
+        Scope.ALL_NAMESPACES, group, tuple(resources.split()), tuple(verbs.split()), why
+    )
+
+
+def _searched(group: str, resources: str, why: str) -> Permission:
+    return Permission(
+        Scope.SEARCHED, group, tuple(resources.split()), ("get", "list", "delete"), why
+    )
+
+
+_LEFTOVERS = "find labelled leftovers (-n, or every namespace); delete them with --yes"
+
+
+# Shared by every command that starts pods and runs commands in them.
+_NAMESPACE_EXISTS = _ns("", "namespaces", "get", "check the namespace exists and read its labels")
+_EXEC = _ns("", "pods/exec", "get create", "run the tool in the pod (exec over a WebSocket)")
+_EVENTS = _ns("", "events", "list", "explain a wait that timed out with the object's events")
+_NODE_PODS = (
+    _NAMESPACE_EXISTS,
+    _ns("", "pods", "get watch create delete", "start one debug pod per node and delete it"),
+    _EXEC,
+    _EVENTS,
+    _cluster("", "nodes", "get list", "find the nodes (by name, -l or --all-nodes)"),
+)
+
+COMMANDS: dict[str, CommandAccess] = {
+    access.command: access
+    for access in (
+        CommandAccess(
+            "classes",
+            (
+                _cluster(_STORAGE_GROUP, "storageclasses csidrivers", "list", "list them"),
+                _cluster(SNAPSHOT_API_GROUP, "volumesnapshotclasses", "list", "list them"),
+            ),
+        ),
+        CommandAccess(
+            "cleanup",
+            (
+                _searched(
+                    "", "pods persistentvolumeclaims configmaps secrets services", _LEFTOVERS
+                ),
+                _searched("apps", "statefulsets deployments", _LEFTOVERS),
+                _searched("batch", "jobs", _LEFTOVERS),
+                _searched(SNAPSHOT_API_GROUP, "volumesnapshots", _LEFTOVERS),
+            ),
+        ),
+        CommandAccess(
+            "fio",
+            (
+                _NAMESPACE_EXISTS,
+                _ns("", "pods", "get watch create delete", "run fio in a pod, then delete it"),
+                _EXEC,
+                _ns("", "configmaps", "get create delete", "hand the fio job file to the pod"),
+                _ns(
+                    "",
+                    "persistentvolumeclaims",
+                    "get create delete",
+                    "a fresh volume per StorageClass (--pvc: only get)",
+                ),
+                _EVENTS,
+                _cluster(_STORAGE_GROUP, "storageclasses", "list", "check the classes exist"),
+            ),
+        ),
+        CommandAccess(
+            "iscsi",
+            _NODE_PODS,
+            note='Debug pods are privileged: the namespace must allow the "privileged" Pod '
+            "Security level.",
+        ),
+        CommandAccess(
+            "mount-audit",
+            (
+                *_NODE_PODS,
+                _cluster("", "persistentvolumes", "list", "map mounts to PersistentVolumes"),
+                _cluster(_STORAGE_GROUP, "storageclasses", "list", "map mounts to classes"),
+                _everywhere(
+                    "",
+                    "pods persistentvolumeclaims events",
+                    "list",
+                    "map mounts to the pods and claims using them, with FailedMount events",
+                ),
+            ),
+            note="Debug pods use hostPID and a read-only hostPath: the namespace must allow the "
+            '"privileged" Pod Security level.',
+        ),
+        CommandAccess(
+            "snapshot",
+            (
+                _NAMESPACE_EXISTS,
+                _ns(
+                    SNAPSHOT_API_GROUP,
+                    "volumesnapshots",
+                    "get list watch create delete",
+                    "list snapshots; take one (check, or browse/cp of a PVC) and wait for it",
+                ),
+                _ns(
+                    "",
+                    "persistentvolumeclaims",
+                    "get list create delete",
+                    "source and restore volumes; show whether a snapshot's PVC still exists",
+                ),
+                _ns("", "pods", "get watch create delete", "write, read and browse the volumes"),
+                _EXEC,
+                _EVENTS,
+                _cluster(_STORAGE_GROUP, "storageclasses", "get list", "choose the restore class"),
+                _cluster(
+                    SNAPSHOT_API_GROUP,
+                    "volumesnapshotclasses volumesnapshotcontents",
+                    "get list",
+                    "the snapshot's driver, class, size and readiness",
+                ),
+            ),
+            note="snapshot list -A needs list on volumesnapshots and persistentvolumeclaims in "
+            "every namespace (a ClusterRole).",
+        ),
+        CommandAccess(
+            "validate-persistence",
+            (
+                _NAMESPACE_EXISTS,
+                _ns("", "secrets", "get create delete", "the database password"),
+                _ns(
+                    "apps",
+                    "statefulsets",
+                    "get create patch delete",
+                    "run MySQL; patch it away from its node for the reschedule step",
+                ),
+                _ns(
+                    "",
+                    "persistentvolumeclaims",
+                    "get delete",
+                    "delete the claim the StatefulSet created",
+                ),
+                _ns("", "pods", "get watch delete", "wait for the database pod; kill it"),
+                _EXEC,
+                _EVENTS,
+                _cluster(_STORAGE_GROUP, "storageclasses", "list", "check the class exists"),
+                _cluster("", "nodes", "list", "find another node for the reschedule step"),
+            ),
+        ),
+    )
+}
+
+
+class UnknownCommandError(ValueError):
+    """A command name that is not in the table."""
+
+
+def select_commands(names: Sequence[str]) -> list[CommandAccess]:
+    """The table rows for ``names`` (all commands when empty), in table order.
+
+    Raises:
+        UnknownCommandError: a name is not a command.
+    """
+    unknown = [n for n in names if n not in COMMANDS]
+    if unknown:
+        raise UnknownCommandError(
+            f"unknown command {', '.join(unknown)}; one of: {', '.join(sorted(COMMANDS))}"
+        )
+    wanted = set(names) or set(COMMANDS)
+    return [access for name, access in sorted(COMMANDS.items()) if name in wanted]
+
+
+def _sorted_verbs(verbs: Iterable[str]) -> list[str]:
+    return sorted(set(verbs), key=lambda v: (_VERB_ORDER.index(v), v))
+
+
+def policy_rules(permissions: Iterable[Permission]) -> list[dict[str, Any]]:
+    """RBAC rules for the permissions: verbs merged per resource, then resources with the same
+    verbs merged per API group; in a stable order (core group first)."""
+    verbs: dict[tuple[str, str], set[str]] = {}
+    for permission in permissions:
+        for resource in permission.resources:
+            verbs.setdefault((permission.group, resource), set()).update(permission.verbs)
+    grouped: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for (group, resource), resource_verbs in verbs.items():
+        key = (group, tuple(_sorted_verbs(resource_verbs)))
+        grouped.setdefault(key, []).append(resource)
+    rules = [
+        {"apiGroups": [group], "resources": sorted(resources), "verbs": list(rule_verbs)}
+        for (group, rule_verbs), resources in grouped.items()
+    ]
+    rules.sort(key=lambda rule: (rule["apiGroups"][0], rule["resources"][0]))
+    return rules
+
+
+@dataclass(frozen=True)
+class Subject:
+    """Who the bindings grant the roles to (``--user``, ``--group``, ``--serviceaccount``)."""
+
+    kind: str  # User, Group or ServiceAccount
+    name: str
+    namespace: str | None = None  # ServiceAccount only
+
+    @classmethod
+    def service_account(cls, value: str) -> Subject:
+        """Parse ``NAMESPACE:NAME`` as kubectl create rolebinding --serviceaccount does.
+
+        Raises:
+            ValueError: not NAMESPACE:NAME.
+        """
+        namespace, sep, name = value.partition(":")
+        if not sep or not namespace or not name:
+            raise ValueError(f"{value!r} is not NAMESPACE:NAME")
+        return cls("ServiceAccount", name, namespace)
+
+    def to_dict(self) -> dict[str, str]:
+        """The subject as a binding lists it."""
+        out = {"kind": self.kind, "name": self.name}
+        if self.kind == "ServiceAccount":
+            out["namespace"] = str(self.namespace)
+        else:
+            out["apiGroup"] = "rbac.authorization.k8s.io"
+        return out
+
+
+def role_name(commands: Sequence[CommandAccess]) -> str:
+    """kubectl-storage for all commands, kubectl-storage-<command>[-<command>…] otherwise."""
+    if {c.command for c in commands} == set(COMMANDS):
+        return DEFAULT_NAME
+    return "-".join([DEFAULT_NAME, *(c.command for c in commands)])
+
+
+def _metadata(
+    name: str, namespace: str | None, commands: Sequence[CommandAccess]
+) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if namespace:
+        meta["namespace"] = namespace
+    meta["labels"] = {"app.kubernetes.io/name": DEFAULT_NAME}
+    meta["annotations"] = {
+        "kubectl-storage/commands": ",".join(c.command for c in commands),
+    }
+    return meta
+
+
+def build_rbac_manifests(
+    commands: Sequence[CommandAccess],
+    *,
+    namespace: str | None,
+    name: str | None = None,
+    subjects: Sequence[Subject] = (),
+) -> list[dict[str, Any]]:
+    """Role (namespace permissions) and ClusterRole (the rest), each only when it has rules,
+    followed by a RoleBinding and ClusterRoleBinding when ``subjects`` are given.
+
+    ``namespace`` None leaves the namespace out of the Role and RoleBinding: ``kubectl apply``
+    then puts them in the context's namespace, the one the commands use without ``-n``.
+    """
+    name = name or role_name(commands)
+    permissions = [p for c in commands for p in c.permissions]
+    given = namespace is not None
+    namespaced = policy_rules(p for p in permissions if not p.scope.cluster_wide(given))
+    cluster = policy_rules(p for p in permissions if p.scope.cluster_wide(given))
+    manifests: list[dict[str, Any]] = []
+    if namespaced:
+        manifests.append(
+            {
+                "apiVersion": RBAC_API_VERSION,
+                "kind": "Role",
+                "metadata": _metadata(name, namespace, commands),
+                "rules": namespaced,
+            }
+        )
+    if cluster:
+        manifests.append(
+            {
+                "apiVersion": RBAC_API_VERSION,
+                "kind": "ClusterRole",
+                "metadata": _metadata(name, None, commands),
+                "rules": cluster,
+            }
+        )
+    if subjects:
+        subject_dicts = [s.to_dict() for s in subjects]
+        if namespaced:
+            manifests.append(
+                {
+                    "apiVersion": RBAC_API_VERSION,
+                    "kind": "RoleBinding",
+                    "metadata": _metadata(name, namespace, commands),
+                    "roleRef": {
+                        "apiGroup": "rbac.authorization.k8s.io",
+                        "kind": "Role",
+                        "name": name,
+                    },
+                    "subjects": subject_dicts,
+                }
+            )
+        if cluster:
+            manifests.append(
+                {
+                    "apiVersion": RBAC_API_VERSION,
+                    "kind": "ClusterRoleBinding",
+                    "metadata": _metadata(name, None, commands),
+                    "roleRef": {
+                        "apiGroup": "rbac.authorization.k8s.io",
+                        "kind": "ClusterRole",
+                        "name": name,
+                    },
+                    "subjects": subject_dicts,
+                }
+            )
+    return manifests
+
+
+def permission_rows(commands: Sequence[CommandAccess]) -> list[dict[str, str]]:
+    """One row per permission, for the ``-o wide`` table: command, scope, group, what, why."""
+    rows = []
+    for access in commands:
+        for permission in access.permissions:
+            rows.append(
+                {
+                    "command": access.command,
+                    "scope": str(permission.scope),
+                    "apiGroup": permission.group or "core",
+                    "resources": ",".join(permission.resources),
+                    "verbs": ",".join(_sorted_verbs(permission.verbs)),
+                    "why": permission.why,
+                }
+            )
+    return rows
