@@ -1,0 +1,514 @@
+"""`kubectl storage snapshot list|check|browse|cp`."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated, Any
+
+import typer
+
+from kubectl_storage.cli.context import GlobalOptions, options_of
+from kubectl_storage.errors import FindingsError, UsageError
+from kubectl_storage.render.output import OutputFormat
+
+snapshot_app = typer.Typer(
+    help=(
+        "List, check, browse and copy out of VolumeSnapshots, all from the terminal.\n\n"
+        "Examples:\n\n"
+        "    kubectl storage snapshot list -A\n\n"
+        "    kubectl storage snapshot check -s fast\n\n"
+        "    kubectl storage snapshot browse data-snap --tree\n\n"
+        "    kubectl storage snapshot cp data-snap:/etc/app.conf ./app.conf"
+    ),
+    invoke_without_command=True,
+    rich_markup_mode="markdown",
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+@snapshot_app.callback()
+def snapshot_group(ctx: typer.Context) -> None:
+    """Without a subcommand, show the help (exit 0, as kubectl does for command groups)."""
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
+
+
+# -- options shared by the commands that create pods ------------------------------------------
+
+NodeOpt = Annotated[str | None, typer.Option("--node", help="Run the pod on this node.")]
+NodeSelectorOpt = Annotated[
+    str | None, typer.Option("--node-selector", help="k=v[,k2=v2] for the pod.")
+]
+TolerationOpt = Annotated[
+    list[str] | None,
+    typer.Option("--toleration", help="KEY[=VALUE][:EFFECT], or * for all (repeatable)."),
+]
+RunAsUserOpt = Annotated[
+    int | None,
+    typer.Option("--run-as-user", help="UID of the pod (default 1000; unset on OpenShift)."),
+]
+FsGroupOpt = Annotated[int | None, typer.Option("--fs-group", help="fsGroup (default 1000).")]
+ImageOpt = Annotated[str | None, typer.Option("--image", help="Toolbox image (sh, tar, tree).")]
+RegistryOpt = Annotated[
+    str | None, typer.Option("--registry", help="Pull the default image from this registry.")
+]
+TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds to wait for each step.")]
+KeepOpt = Annotated[bool, typer.Option("--keep", help="Leave the objects for debugging.")]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Print the manifests as YAML; create nothing.")
+]
+RestoreClassOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--storage-class",
+        "-s",
+        help="Restore into this class (default: the source PVC's, else the driver's class).",
+    ),
+]
+RestoreSizeOpt = Annotated[
+    str | None,
+    typer.Option("--size", "-z", help="Size of the restored PVC (default: its restoreSize)."),
+]
+
+
+def _pod_settings(
+    *,
+    node: str | None,
+    node_selector: str | None,
+    toleration: list[str] | None,
+    run_as_user: int | None,
+    fs_group: int | None,
+    image: str | None,
+    registry: str | None,
+    timeout: float,
+    keep: bool,
+) -> Any:
+    from kubectl_storage.core.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415
+    from kubectl_storage.core.manifests import (  # noqa: PLC0415
+        PodIdentity,
+        PodPlacement,
+        Toleration,
+        parse_node_selector,
+    )
+    from kubectl_storage.operations.snapshot import PodSettings  # noqa: PLC0415
+
+    if timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds", "Example: --timeout 600")
+    try:
+        placement = PodPlacement(
+            node_name=node,
+            node_selector=parse_node_selector(node_selector) if node_selector else {},
+            tolerations=tuple(Toleration.parse(t) for t in toleration or ()),
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc), "See kubectl storage snapshot --help.") from exc
+    identity = None
+    if run_as_user is not None or fs_group is not None:
+        identity = PodIdentity(run_as_user if run_as_user is not None else 1000, fs_group)
+    return PodSettings(
+        image=image or with_registry(TOOLBOX_IMAGE, registry),
+        placement=placement,
+        identity=identity,
+        timeout_s=timeout,
+        keep=keep,
+    )
+
+
+def _namespace(options: GlobalOptions, api: Any) -> str:
+    return options.namespace or (api.namespace if api is not None else "default")
+
+
+def _write_manifests(options: GlobalOptions, manifests: list[dict[str, Any]]) -> None:
+    from kubectl_storage.render.structured import write_yaml_documents  # noqa: PLC0415
+
+    write_yaml_documents(manifests, options.stdout)
+
+
+# -- list -------------------------------------------------------------------------------------
+
+
+@snapshot_app.command("list")
+def list_command(
+    ctx: typer.Context,
+    all_namespaces: Annotated[
+        bool, typer.Option("--all-namespaces", "-A", help="Snapshots of every namespace.")
+    ] = False,
+) -> None:
+    """List VolumeSnapshots: source, class, driver, readiness, restore size, age, errors.
+
+    A source PVC that no longer exists shows as `pvc/NAME (gone)`; a pre-provisioned snapshot
+    shows its content. `-o wide` adds the bound content, creation time and snapshot handle.
+
+    Examples:
+
+        kubectl storage snapshot list
+
+        kubectl storage snapshot list -A -o wide
+
+        kubectl storage snapshot list -n db -o json
+    """
+    from kubectl_storage.operations.snapshot import list_snapshots  # noqa: PLC0415
+    from kubectl_storage.render.snapshot import write_snapshot_list_table  # noqa: PLC0415
+
+    options = options_of(ctx)
+    api = options.connect()
+    result = list_snapshots(api, _namespace(options, api), all_namespaces=all_namespaces)
+    options.emit(result.to_dict(), write_snapshot_list_table)
+
+
+# -- check ------------------------------------------------------------------------------------
+
+
+@snapshot_app.command("check")
+def check_command(
+    ctx: typer.Context,
+    storage_class: Annotated[
+        str | None,
+        typer.Option(
+            "--storage-class", "-s", help="StorageClass to check (default: the default class)."
+        ),
+    ] = None,
+    snapshot_class: Annotated[
+        str | None,
+        typer.Option(
+            "--snapshot-class",
+            help="VolumeSnapshotClass (default: the one of the class's driver).",
+        ),
+    ] = None,
+    size: Annotated[
+        str, typer.Option("--size", "-z", help="Size of the test PVC, a quantity with a unit.")
+    ] = "1Gi",
+    node: NodeOpt = None,
+    node_selector: NodeSelectorOpt = None,
+    toleration: TolerationOpt = None,
+    run_as_user: RunAsUserOpt = None,
+    fs_group: FsGroupOpt = None,
+    image: ImageOpt = None,
+    registry: RegistryOpt = None,
+    timeout: TimeoutOpt = 300,
+    keep: KeepOpt = False,
+    dry_run: DryRunOpt = False,
+) -> None:
+    """Check that a StorageClass's snapshots restore exactly what was snapshotted.
+
+    Writes files of several sizes (fsynced, checksums kept) to a new PVC, snapshots it, then
+    changes the source (modifies a file in place, appends to one, deletes one, adds one),
+    restores the snapshot into a second PVC mounted read-only, and compares: the restore must
+    hold the snapshot-time content and none of the later change. Exit 1 when it does not.
+    Everything created is deleted afterwards, also on Ctrl-C.
+
+    Examples:
+
+        kubectl storage snapshot check -s fast
+
+        kubectl storage snapshot check -s fast --snapshot-class fast-snaps -z 10Gi
+
+        kubectl storage snapshot check -s fast -o json > check.json
+
+        kubectl storage snapshot check -s fast --snapshot-class fast-snaps --dry-run
+    """
+    from kubectl_storage.operations.snapshot import (  # noqa: PLC0415
+        CheckRequest,
+        check_manifests,
+        default_storage_class,
+        resolve_check_class,
+        run_check,
+        validate_check,
+    )
+    from kubectl_storage.render.snapshot import write_check_table  # noqa: PLC0415
+
+    options = options_of(ctx)
+    pods = _pod_settings(
+        node=node,
+        node_selector=node_selector,
+        toleration=toleration,
+        run_as_user=run_as_user,
+        fs_group=fs_group,
+        image=image,
+        registry=registry,
+        timeout=timeout,
+        keep=keep,
+    )
+    offline = dry_run and storage_class is not None and snapshot_class is not None
+    if offline:
+        request = CheckRequest(
+            storage_class=str(storage_class),
+            namespace=options.namespace or "default",
+            pods=pods,
+            size=size,
+            snapshot_class=snapshot_class,
+        )
+        validate_check(request)
+        _write_manifests(options, check_manifests(request, str(snapshot_class)).all())
+        return
+    # Inputs first: a wrong size is reported before any connection is made.
+    validate_check(
+        CheckRequest(storage_class=storage_class or "", namespace="", pods=pods, size=size)
+    )
+    api = options.connect()
+    request = CheckRequest(
+        storage_class=storage_class or default_storage_class(api),
+        namespace=_namespace(options, api),
+        pods=pods,
+        size=size,
+        snapshot_class=snapshot_class,
+    )
+    if dry_run:
+        _, chosen = resolve_check_class(api, request)
+        _write_manifests(options, check_manifests(request, chosen).all())
+        return
+    report = run_check(api, request)
+    options.emit(report, write_check_table)
+    if report["verdict"] != "pass":
+        raise FindingsError(
+            f"snapshot check of StorageClass {request.storage_class} failed: "
+            + "; ".join(report["problems"][:5]),
+            "The restore did not hold the snapshot-time content. Run with --keep to inspect "
+            "the volumes, and report it to the CSI driver's maintainers with -o json output.",
+        )
+
+
+# -- browse -----------------------------------------------------------------------------------
+
+
+@snapshot_app.command("browse")
+def browse_command(
+    ctx: typer.Context,
+    snapshot: Annotated[
+        str | None,
+        typer.Argument(metavar="SNAP", help="VolumeSnapshot to browse (omit with --pvc)."),
+    ] = None,
+    path: Annotated[
+        str | None,
+        typer.Argument(metavar="[PATH]", help="Path inside the snapshot for --tree and --ls."),
+    ] = None,
+    tree: Annotated[
+        bool, typer.Option("--tree", help="Print the tree of PATH (default: all) and exit.")
+    ] = False,
+    ls: Annotated[
+        bool, typer.Option("--ls", help="List the directory PATH (like ls -l) and exit.")
+    ] = False,
+    pvc: Annotated[
+        str | None,
+        typer.Option("--pvc", help="Snapshot this live PVC first (deleted afterwards)."),
+    ] = None,
+    snapshot_class: Annotated[
+        str | None,
+        typer.Option(
+            "--snapshot-class", help="Class for the --pvc snapshot (default: the driver's)."
+        ),
+    ] = None,
+    restore_class: RestoreClassOpt = None,
+    size: RestoreSizeOpt = None,
+    node: NodeOpt = None,
+    node_selector: NodeSelectorOpt = None,
+    toleration: TolerationOpt = None,
+    run_as_user: RunAsUserOpt = None,
+    fs_group: FsGroupOpt = None,
+    image: ImageOpt = None,
+    registry: RegistryOpt = None,
+    timeout: TimeoutOpt = 300,
+    keep: KeepOpt = False,
+    dry_run: DryRunOpt = False,
+) -> None:
+    """Look inside a snapshot: a shell, a tree or a listing, from the terminal.
+
+    Restores the snapshot into a temporary PVC, mounts it read-only at /snapshot in a
+    restricted toolbox pod, then opens an interactive shell there (needs a terminal; Ctrl-]
+    detaches), or with --tree/--ls prints and exits. The temporary PVC and pod are deleted when
+    the shell exits and on Ctrl-C. Works for pre-provisioned snapshots and when the source PVC
+    is gone (--storage-class picks the restore class when it cannot be inferred).
+
+    Examples:
+
+        kubectl storage snapshot browse data-snap
+
+        kubectl storage snapshot browse data-snap --tree
+
+        kubectl storage snapshot browse data-snap --ls var/log
+
+        kubectl storage snapshot browse --pvc data --snapshot-class fast-snaps --tree
+
+        kubectl storage snapshot browse old-snap --storage-class fast --tree -o json
+    """
+    from kubectl_storage.operations.snapshot import (  # noqa: PLC0415
+        BrowseMode,
+        BrowseRequest,
+        SnapshotSource,
+        dry_run_manifests,
+        plan_restore,
+        run_browse,
+        validate_browse,
+    )
+    from kubectl_storage.render.snapshot import write_listing_table  # noqa: PLC0415
+
+    options = options_of(ctx)
+    if tree and ls:
+        raise UsageError("give --tree or --ls, not both", "")
+    if pvc and snapshot and path is None:
+        snapshot, path = None, snapshot  # with --pvc the one argument is the path
+    mode = BrowseMode.TREE if tree else BrowseMode.LS if ls else BrowseMode.SHELL
+    if path is not None and mode is BrowseMode.SHELL:
+        raise UsageError(
+            f"a PATH ({path}) is only used with --tree or --ls", "The shell starts at /snapshot."
+        )
+    pods = _pod_settings(
+        node=node,
+        node_selector=node_selector,
+        toleration=toleration,
+        run_as_user=run_as_user,
+        fs_group=fs_group,
+        image=image,
+        registry=registry,
+        timeout=timeout,
+        keep=keep,
+    )
+
+    def request_for(namespace: str) -> BrowseRequest:
+        return BrowseRequest(
+            source=SnapshotSource(
+                namespace=namespace,
+                snapshot=snapshot,
+                pvc=pvc,
+                snapshot_class=snapshot_class,
+                storage_class=restore_class,
+                size=size,
+            ),
+            pods=pods,
+            mode=mode,
+            path=path or "",
+            structured=options.output in (OutputFormat.JSON, OutputFormat.YAML),
+            term=os.environ.get("TERM", "xterm"),
+        )
+
+    validate_browse(request_for(options.namespace or "default"))
+    if (
+        mode is BrowseMode.SHELL
+        and not dry_run
+        and not (_is_tty(sys.stdin) and _is_tty(sys.stdout))
+    ):
+        raise UsageError(
+            "browse opens an interactive shell, which needs a terminal (stdin and stdout are "
+            "not one)",
+            "Use --tree [PATH] or --ls PATH to print a listing, or `kubectl storage snapshot "
+            "cp SNAP:PATH LOCAL` to copy files out.",
+        )
+    if dry_run:
+        offline = restore_class is not None and (size is not None or pvc is not None)
+        offline = offline and (snapshot_class is not None or pvc is None)
+        api = None if offline else options.connect()
+        request = request_for(_namespace(options, api))
+        plan = plan_restore(api, request.source, pods, "snapshot-browse")
+        _write_manifests(options, dry_run_manifests(plan))
+        return
+    api = options.connect()
+    request = request_for(_namespace(options, api))
+    result = run_browse(api, request)
+    if result.text is not None:
+        options.stdout.write(result.text)
+        options.stdout.flush()
+    elif result.report is not None:
+        options.emit(result.report, write_listing_table)
+
+
+def _is_tty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+# -- cp ---------------------------------------------------------------------------------------
+
+
+@snapshot_app.command("cp")
+def cp_command(
+    ctx: typer.Context,
+    source: Annotated[
+        str, typer.Argument(metavar="SNAP:PATH", help="Snapshot and the path inside it.")
+    ],
+    destination: Annotated[
+        str, typer.Argument(metavar="LOCAL", help="Local file or directory to copy to.")
+    ],
+    force: Annotated[
+        bool, typer.Option("--force", "-f", help="Overwrite LOCAL if it exists.")
+    ] = False,
+    restore_class: RestoreClassOpt = None,
+    size: RestoreSizeOpt = None,
+    node: NodeOpt = None,
+    node_selector: NodeSelectorOpt = None,
+    toleration: TolerationOpt = None,
+    run_as_user: RunAsUserOpt = None,
+    fs_group: FsGroupOpt = None,
+    image: ImageOpt = None,
+    registry: RegistryOpt = None,
+    timeout: TimeoutOpt = 300,
+    keep: KeepOpt = False,
+    dry_run: DryRunOpt = False,
+) -> None:
+    """Copy a file or directory out of a snapshot (tar over exec; bytes and modes kept).
+
+    Restores the snapshot into a temporary PVC mounted read-only, streams `tar` out of the pod
+    and unpacks it locally. When LOCAL is an existing directory the copy goes inside it. An
+    existing target is never overwritten without --force. Set-id bits and ownership are not
+    copied; devices, FIFOs and links pointing outside the copy are skipped.
+
+    Examples:
+
+        kubectl storage snapshot cp data-snap:/etc/app.conf ./app.conf
+
+        kubectl storage snapshot cp data-snap:var/log ./logs-from-snapshot
+
+        kubectl storage snapshot cp data-snap:/ ./whole-volume --force
+    """
+    from kubectl_storage.core.snapshots import parse_snapshot_ref  # noqa: PLC0415
+    from kubectl_storage.operations.snapshot import (  # noqa: PLC0415
+        CopyRequest,
+        SnapshotSource,
+        dry_run_manifests,
+        plan_restore,
+        run_copy,
+        validate_copy,
+    )
+    from kubectl_storage.render.snapshot import write_copy_table  # noqa: PLC0415
+
+    options = options_of(ctx)
+    try:
+        snapshot, path = parse_snapshot_ref(source)
+    except ValueError as exc:
+        raise UsageError(str(exc), "See kubectl storage snapshot cp --help.") from exc
+    pods = _pod_settings(
+        node=node,
+        node_selector=node_selector,
+        toleration=toleration,
+        run_as_user=run_as_user,
+        fs_group=fs_group,
+        image=image,
+        registry=registry,
+        timeout=timeout,
+        keep=keep,
+    )
+
+    def request_for(namespace: str) -> CopyRequest:
+        return CopyRequest(
+            source=SnapshotSource(
+                namespace=namespace, snapshot=snapshot, storage_class=restore_class, size=size
+            ),
+            path=path,
+            destination=destination,
+            pods=pods,
+            force=force,
+        )
+
+    validate_copy(request_for(options.namespace or "default"))
+    if dry_run:
+        api = None if restore_class and size else options.connect()
+        request = request_for(_namespace(options, api))
+        plan = plan_restore(api, request.source, pods, "snapshot-cp")
+        _write_manifests(options, dry_run_manifests(plan))
+        return
+    api = options.connect()
+    report = run_copy(api, request_for(_namespace(options, api)))
+    options.emit(report, write_copy_table)

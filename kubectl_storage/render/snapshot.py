@@ -1,0 +1,192 @@
+"""Table forms of the snapshot reports: SnapshotList, SnapshotCheckReport, listings and copies."""
+
+from __future__ import annotations
+
+from typing import Any, TextIO
+
+from kubectl_storage.core.quantities import format_bytes
+from kubectl_storage.core.snapshots import ListingEntry, format_age
+from kubectl_storage.render.tables import write_table
+
+
+def _ready(value: bool | None) -> str:
+    if value is None:
+        return "-"
+    return "true" if value else "false"
+
+
+def _source(snapshot: dict[str, Any]) -> str:
+    if snapshot.get("sourcePvc"):
+        gone = " (gone)" if snapshot.get("sourcePvcPresent") is False else ""
+        return f"pvc/{snapshot['sourcePvc']}{gone}"
+    if snapshot.get("sourceContent"):
+        return f"content/{snapshot['sourceContent']}"
+    return "-"
+
+
+def _size(snapshot: dict[str, Any]) -> str:
+    size_bytes = snapshot.get("restoreSizeBytes")
+    if isinstance(size_bytes, int):
+        return format_bytes(size_bytes)
+    return str(snapshot.get("restoreSize") or "-")
+
+
+def write_snapshot_list_table(report: dict[str, Any], out: TextIO, wide: bool = False) -> None:
+    """One row per VolumeSnapshot, kubectl-style; errors on their own lines below."""
+    snapshots = report.get("snapshots") or []
+    if not snapshots:
+        where = (
+            "in any namespace"
+            if report.get("allNamespaces")
+            else f"in namespace {report.get('namespace')}"
+        )
+        out.write(f"No VolumeSnapshots found {where}.\n")
+        return
+    all_ns = bool(report.get("allNamespaces"))
+    headers = ["name", "ready", "source", "class", "driver", "restore size", "age"]
+    if all_ns:
+        headers.insert(0, "namespace")
+    if wide:
+        headers += ["content", "created", "handle"]
+    rows = []
+    for snap in snapshots:
+        name = snap["name"] + (" (deleting)" if snap.get("deleting") else "")
+        row = [
+            name,
+            _ready(snap.get("readyToUse")),
+            _source(snap),
+            snap.get("snapshotClass") or "-",
+            snap.get("driver") or "-",
+            _size(snap),
+            format_age(snap.get("ageSeconds")),
+        ]
+        if all_ns:
+            row.insert(0, snap.get("namespace") or "-")
+        if wide:
+            row += [
+                snap.get("boundContent") or "-",
+                snap.get("created") or "-",
+                snap.get("snapshotHandle") or "-",
+            ]
+        rows.append(row)
+    write_table(rows, headers, out)
+    errors = [s for s in snapshots if s.get("error")]
+    if errors:
+        out.write("\nErrors:\n")
+        for snap in errors:
+            out.write(f"  {snap['name']}: {snap['error']}\n")
+
+
+_STATUS_LABEL = {
+    "ok": "ok",
+    "absent": "absent (ok)",
+    "missing": "MISSING",
+    "later-content": "LATER CONTENT",
+    "differs": "DIFFERS",
+    "later-file": "LATER FILE",
+    "unexpected": "UNEXPECTED",
+}
+
+
+def _quantity(value: Any) -> str:
+    """A plain byte count also in binary units ("17842333 (17Mi)"); quantities as they are."""
+    text = str(value or "-")
+    return f"{text} ({format_bytes(int(text))})" if text.isdigit() else text
+
+
+def write_check_table(report: dict[str, Any], out: TextIO, wide: bool = False) -> None:
+    """Verdict, times per step, every file's state, and the problems."""
+    verdict = str(report.get("verdict", "")).upper()
+    out.write(
+        f"Snapshot check of StorageClass {report.get('storageClass')}: {verdict}\n"
+        f"  snapshot class {report.get('snapshotClass')} (driver {report.get('driver')}), "
+        f"volume {report.get('size')}, restored as {_quantity(report.get('restoreSize'))}\n\n"
+    )
+    steps = [[s["name"], f"{s['seconds']:.1f}s"] for s in report.get("steps") or []]
+    steps.append(["total", f"{float(report.get('totalSeconds') or 0):.1f}s"])
+    write_table(steps, ["step", "time"], out)
+    out.write("\n")
+    rows = []
+    for f in report.get("files") or []:
+        size = f.get("sizeBytes")
+        row = [
+            f["path"],
+            format_bytes(size) if isinstance(size, int) else "-",
+            "yes" if f.get("changedAfterSnapshot") else "no",
+            _STATUS_LABEL.get(f["status"], f["status"]),
+        ]
+        if wide:
+            row += [
+                (f.get("snapshotSha256") or "-")[:16],
+                (f.get("restoredSha256") or "-")[:16],
+            ]
+        rows.append(row)
+    headers = ["file", "size", "changed after snapshot", "in restore"]
+    if wide:
+        headers += ["sha256 at snapshot", "sha256 restored"]
+    write_table(rows, headers, out)
+    changes = report.get("changesAfterSnapshot") or []
+    if changes:
+        out.write("\nAfter the snapshot the source was changed: " + "; ".join(changes) + ".\n")
+    problems = report.get("problems") or []
+    if problems:
+        out.write("\nProblems:\n")
+        out.writelines(f"  {p}\n" for p in problems)
+    else:
+        out.write("The restore holds exactly the snapshot-time content and none of the change.\n")
+
+
+def _entry(entry: dict[str, Any]) -> ListingEntry:
+    return ListingEntry(
+        path=entry["path"],
+        type=entry["type"],
+        mode=int(entry["mode"], 8),
+        size_bytes=int(entry["sizeBytes"]),
+        modified=0.0,
+        user=entry["user"],
+        group=entry["group"],
+        link_target=entry.get("linkTarget"),
+    )
+
+
+def write_listing_table(report: dict[str, Any], out: TextIO, wide: bool = False) -> None:
+    """``ls -l``-like rows for a SnapshotListing."""
+    entries = report.get("entries") or []
+    title = f"{report.get('snapshot')}:{report.get('path')}"
+    if not entries:
+        out.write(f"{title}\n  (empty)\n")
+        return
+    rows = []
+    for raw in entries:
+        entry = _entry(raw)
+        name = entry.path + ("/" if entry.type == "directory" else "")
+        if entry.link_target:
+            name += f" -> {entry.link_target}"
+        size = format_bytes(entry.size_bytes) if not wide else str(entry.size_bytes)
+        rows.append(
+            [entry.mode_text, entry.user, entry.group, size, raw.get("modified") or "-", name]
+        )
+    write_table(rows, ["mode", "user", "group", "size", "modified", "name"], out, title=title)
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+def _bytes(n: int) -> str:
+    return _count(n, "byte", "bytes") if n < 1024 else format_bytes(n)
+
+
+def write_copy_table(report: dict[str, Any], out: TextIO, wide: bool = False) -> None:
+    """One line: what was copied where."""
+    parts = [_count(int(report.get("files") or 0), "file", "files")]
+    if report.get("directories"):
+        parts.append(_count(int(report["directories"]), "directory", "directories"))
+    skipped = report.get("skipped") or []
+    line = (
+        f"copied {', '.join(parts)} ({_bytes(int(report.get('bytes') or 0))}) from "
+        f"{report.get('snapshot')}:{report.get('path')} to {report.get('destination')}"
+    )
+    if skipped:
+        line += f"; skipped {len(skipped)}: " + ", ".join(skipped)
+    out.write(line + "\n")
