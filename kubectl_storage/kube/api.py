@@ -209,9 +209,11 @@ class KubeApi:
             # the read timeout must outlast the server-side watch timeout
             timeout_s=timeout_s + 10,
         )
+        from urllib3.exceptions import HTTPError  # noqa: PLC0415 - comes with the client
+
         buffer = b""
         try:
-            for chunk in response.stream(4096, decode_content=False):
+            for chunk in _stream_chunks(response, self.connection, HTTPError):
                 buffer += chunk
                 while b"\n" in buffer:
                     line, buffer = buffer.split(b"\n", 1)
@@ -229,6 +231,16 @@ class KubeApi:
         if not kind.namespaced:
             return None
         return namespace or self.namespace
+
+
+def _stream_chunks(
+    response: Any, connection: Connection, errors: type[Exception]
+) -> Iterator[bytes]:
+    """The watch stream's chunks; a server that goes away mid-stream is a cluster error."""
+    try:
+        yield from response.stream(4096, decode_content=False)
+    except errors as exc:
+        raise describe_unreachable(connection, exc) from exc
 
 
 def _api_error(status: int, body: str, method: str, path: str) -> ApiError:

@@ -27,6 +27,22 @@ def preload_exec_support() -> None:
     threading.Thread(target=load, name="preload-exec", daemon=True).start()
 
 
+def interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` stands for a Ctrl-C.
+
+    The client's websocket call turns a KeyboardInterrupt during the connection into an
+    ApiException with status 0; the run scope must see it as the interrupt it was.
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, KeyboardInterrupt):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
 @dataclass(frozen=True)
 class ExecResult:
     """What a command in a pod produced."""
@@ -75,6 +91,8 @@ def exec_in_pod(
             **kwargs,
         )
     except Exception as exc:
+        if interrupted(exc):
+            raise KeyboardInterrupt from exc
         status = getattr(exc, "status", None)
         if status is None:
             raise describe_unreachable(api.connection, exc) from exc

@@ -24,6 +24,9 @@ from typing import Any
 from kubectl_storage.errors import ClusterError, WaitTimeoutError
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.connection import describe_unreachable
+from kubectl_storage.kube.podexec import interrupted
+
+__all__ = ["exec_interactive", "exec_to_sink", "interrupted"]
 
 log = logging.getLogger(__name__)
 
@@ -53,19 +56,6 @@ class _NoCapture:
         return b""
 
 
-def interrupted(exc: BaseException) -> bool:
-    """Whether ``exc`` stands for a Ctrl-C: the client's websocket call turns a
-    KeyboardInterrupt during the connection into an ApiException with status 0."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        if isinstance(current, KeyboardInterrupt):
-            return True
-        seen.add(id(current))
-        current = current.__cause__ or current.__context__
-    return False
-
-
 def _open(
     api: KubeApi,
     pod: str,
@@ -77,10 +67,11 @@ def _open(
     tty: bool,
 ) -> Any:
     """Open a binary exec websocket (stderr separate unless ``tty``)."""
-    from kubernetes.client import CoreV1Api  # noqa: PLC0415 - heavy import, only when needed
+    from kubernetes.client import ApiClient, CoreV1Api  # noqa: PLC0415 - heavy, only when needed
     from kubernetes.stream import stream  # noqa: PLC0415
 
-    core = CoreV1Api(api.connection.api_client)
+    # A client of its own: stream() swaps call_api on the client it is given (see podexec).
+    core = CoreV1Api(ApiClient(api.connection.api_client.configuration))
     kwargs = {"container": container} if container else {}
     try:
         client = stream(
