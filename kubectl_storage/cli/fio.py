@@ -9,6 +9,20 @@ from typing import Annotated, Any
 import typer
 
 from kubectl_storage.cli.context import GlobalOptions, options_of
+from kubectl_storage.cli.options import (
+    CpuOpt,
+    DryRunOpt,
+    FsGroupOpt,
+    KeepOpt,
+    MemoryOpt,
+    NodeOpt,
+    NodeSelectorOpt,
+    RegistryOpt,
+    RunAsUserOpt,
+    TimeoutOpt,
+    TolerationOpt,
+    placement_from_flags,
+)
 from kubectl_storage.errors import FindingsError, UsageError
 from kubectl_storage.exit_codes import ExitCode
 
@@ -47,35 +61,18 @@ def fio_command(
     ramp_time: Annotated[
         int | None, typer.Option("--ramp-time", help="Seconds each job runs before measuring.")
     ] = None,
-    node: Annotated[str | None, typer.Option("--node", help="Run the pod on this node.")] = None,
-    node_selector: Annotated[
-        str | None, typer.Option("--node-selector", help="k=v[,k2=v2] for the pod.")
-    ] = None,
-    toleration: Annotated[
-        list[str] | None,
-        typer.Option("--toleration", help="KEY[=VALUE][:EFFECT], or * for all (repeatable)."),
-    ] = None,
-    cpu: Annotated[str | None, typer.Option("--cpu", help="CPU request and limit.")] = None,
-    memory: Annotated[
-        str | None, typer.Option("--memory", help="Memory request and limit.")
-    ] = None,
-    run_as_user: Annotated[
-        int | None, typer.Option("--run-as-user", help="UID (default 1000; unset on OpenShift).")
-    ] = None,
-    fs_group: Annotated[
-        int | None, typer.Option("--fs-group", help="fsGroup (default 1000).")
-    ] = None,
+    node: NodeOpt = None,
+    node_selector: NodeSelectorOpt = None,
+    toleration: TolerationOpt = None,
+    cpu: CpuOpt = None,
+    memory: MemoryOpt = None,
+    run_as_user: RunAsUserOpt = None,
+    fs_group: FsGroupOpt = None,
     image: Annotated[str | None, typer.Option("--image", help="Toolbox image with fio.")] = None,
-    registry: Annotated[
-        str | None, typer.Option("--registry", help="Pull the default image from this registry.")
-    ] = None,
-    timeout: Annotated[
-        float, typer.Option("--timeout", help="Seconds to wait for each step.")
-    ] = 300,
-    keep: Annotated[bool, typer.Option("--keep", help="Leave the objects for debugging.")] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the manifests as YAML; create nothing.")
-    ] = False,
+    registry: RegistryOpt = None,
+    timeout: TimeoutOpt = 300,
+    keep: KeepOpt = False,
+    dry_run: DryRunOpt = False,
     parallel: Annotated[
         bool, typer.Option("--parallel", help="Benchmark all classes at the same time.")
     ] = False,
@@ -114,12 +111,7 @@ def fio_command(
         kubectl storage fio --from-json fast.json
     """
     from kubectl_storage.core.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415
-    from kubectl_storage.core.manifests import (  # noqa: PLC0415
-        PodIdentity,
-        PodPlacement,
-        Toleration,
-        parse_node_selector,
-    )
+    from kubectl_storage.core.manifests import PodIdentity  # noqa: PLC0415
     from kubectl_storage.operations.fio import FioRequest  # noqa: PLC0415
 
     options = options_of(ctx)
@@ -143,16 +135,14 @@ def fio_command(
         storage_class = []  # resolved to the default class below
     if storage_class and pvc:
         raise UsageError("give either -s/--storage-class or --pvc, not both", "")
-    try:
-        placement = PodPlacement(
-            node_name=node,
-            node_selector=parse_node_selector(node_selector) if node_selector else {},
-            tolerations=tuple(Toleration.parse(t) for t in toleration or ()),
-            cpu=cpu,
-            memory=memory,
-        )
-    except ValueError as exc:
-        raise UsageError(str(exc), "See kubectl storage fio --help.") from exc
+    placement = placement_from_flags(
+        "fio",
+        node=node,
+        node_selector=node_selector,
+        toleration=toleration,
+        cpu=cpu,
+        memory=memory,
+    )
     identity = None
     if run_as_user is not None or fs_group is not None:
         identity = PodIdentity(run_as_user if run_as_user is not None else 1000, fs_group)

@@ -9,6 +9,18 @@ from typing import Annotated, Any
 import typer
 
 from kubectl_storage.cli.context import GlobalOptions, options_of
+from kubectl_storage.cli.options import (
+    DryRunOpt,
+    FsGroupOpt,
+    KeepOpt,
+    NodeOpt,
+    NodeSelectorOpt,
+    RegistryOpt,
+    RunAsUserOpt,
+    TimeoutOpt,
+    TolerationOpt,
+    placement_from_flags,
+)
 from kubectl_storage.errors import FindingsError, UsageError
 from kubectl_storage.render.output import OutputFormat
 
@@ -37,28 +49,7 @@ def snapshot_group(ctx: typer.Context) -> None:
 
 # -- options shared by the commands that create pods ------------------------------------------
 
-NodeOpt = Annotated[str | None, typer.Option("--node", help="Run the pod on this node.")]
-NodeSelectorOpt = Annotated[
-    str | None, typer.Option("--node-selector", help="k=v[,k2=v2] for the pod.")
-]
-TolerationOpt = Annotated[
-    list[str] | None,
-    typer.Option("--toleration", help="KEY[=VALUE][:EFFECT], or * for all (repeatable)."),
-]
-RunAsUserOpt = Annotated[
-    int | None,
-    typer.Option("--run-as-user", help="UID of the pod (default 1000; unset on OpenShift)."),
-]
-FsGroupOpt = Annotated[int | None, typer.Option("--fs-group", help="fsGroup (default 1000).")]
 ImageOpt = Annotated[str | None, typer.Option("--image", help="Toolbox image (sh, tar, tree).")]
-RegistryOpt = Annotated[
-    str | None, typer.Option("--registry", help="Pull the default image from this registry.")
-]
-TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds to wait for each step.")]
-KeepOpt = Annotated[bool, typer.Option("--keep", help="Leave the objects for debugging.")]
-DryRunOpt = Annotated[
-    bool, typer.Option("--dry-run", help="Print the manifests as YAML; create nothing.")
-]
 RestoreClassOpt = Annotated[
     str | None,
     typer.Option(
@@ -88,22 +79,14 @@ def _pod_settings(
     from kubectl_storage.core.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415
     from kubectl_storage.core.manifests import (  # noqa: PLC0415
         PodIdentity,
-        PodPlacement,
-        Toleration,
-        parse_node_selector,
     )
     from kubectl_storage.operations.snapshot import PodSettings  # noqa: PLC0415
 
     if timeout <= 0:
         raise UsageError("--timeout must be a positive number of seconds", "Example: --timeout 600")
-    try:
-        placement = PodPlacement(
-            node_name=node,
-            node_selector=parse_node_selector(node_selector) if node_selector else {},
-            tolerations=tuple(Toleration.parse(t) for t in toleration or ()),
-        )
-    except ValueError as exc:
-        raise UsageError(str(exc), "See kubectl storage snapshot --help.") from exc
+    placement = placement_from_flags(
+        "snapshot", node=node, node_selector=node_selector, toleration=toleration
+    )
     identity = None
     if run_as_user is not None or fs_group is not None:
         identity = PodIdentity(run_as_user if run_as_user is not None else 1000, fs_group)

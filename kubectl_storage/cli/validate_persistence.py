@@ -7,6 +7,15 @@ from typing import Annotated
 import typer
 
 from kubectl_storage.cli.context import options_of
+from kubectl_storage.cli.options import (
+    DryRunOpt,
+    KeepOpt,
+    NodeSelectorOpt,
+    RegistryOpt,
+    TimeoutOpt,
+    TolerationOpt,
+    placement_from_flags,
+)
 from kubectl_storage.errors import FindingsError, UsageError
 
 
@@ -39,13 +48,8 @@ def validate_persistence_command(
             help="pvc, or emptyDir: a pod-local control volume that must show data loss.",
         ),
     ] = "pvc",
-    node_selector: Annotated[
-        str | None, typer.Option("--node-selector", help="k=v[,k2=v2] for the MySQL pod.")
-    ] = None,
-    toleration: Annotated[
-        list[str] | None,
-        typer.Option("--toleration", help="KEY[=VALUE][:EFFECT], or * for all (repeatable)."),
-    ] = None,
+    node_selector: NodeSelectorOpt = None,
+    toleration: TolerationOpt = None,
     cpu: Annotated[
         str | None, typer.Option("--cpu", help="CPU request and limit of the server.")
     ] = None,
@@ -56,16 +60,10 @@ def validate_persistence_command(
         str | None,
         typer.Option("--image", help="MySQL-compatible server image (MySQL, MariaDB, Percona)."),
     ] = None,
-    registry: Annotated[
-        str | None, typer.Option("--registry", help="Pull the default image from this registry.")
-    ] = None,
-    timeout: Annotated[
-        float, typer.Option("--timeout", help="Seconds to wait for each step.")
-    ] = 300,
-    keep: Annotated[bool, typer.Option("--keep", help="Leave the objects for debugging.")] = False,
-    dry_run: Annotated[
-        bool, typer.Option("--dry-run", help="Print the manifests as YAML; create nothing.")
-    ] = False,
+    registry: RegistryOpt = None,
+    timeout: TimeoutOpt = 300,
+    keep: KeepOpt = False,
+    dry_run: DryRunOpt = False,
 ) -> None:
     """Check that committed MySQL data survives pod loss on a StorageClass.
 
@@ -90,11 +88,6 @@ def validate_persistence_command(
         kubectl storage validate-persistence -s fast --dry-run
     """
     from kubectl_storage.core.images import MYSQL_IMAGE, with_registry  # noqa: PLC0415
-    from kubectl_storage.core.manifests import (  # noqa: PLC0415
-        PodPlacement,
-        Toleration,
-        parse_node_selector,
-    )
     from kubectl_storage.core.persistence import (  # noqa: PLC0415
         VolumeType,
         parse_disruptions,
@@ -106,14 +99,15 @@ def validate_persistence_command(
     try:
         kind = parse_volume_type(volume_type)
         chosen = parse_disruptions(disruptions) if disruptions is not None else None
-        placement = PodPlacement(
-            node_selector=parse_node_selector(node_selector) if node_selector else {},
-            tolerations=tuple(Toleration.parse(t) for t in toleration or ()),
-            cpu=cpu,
-            memory=memory,
-        )
     except ValueError as exc:
         raise UsageError(str(exc), "See kubectl storage validate-persistence --help.") from exc
+    placement = placement_from_flags(
+        "validate-persistence",
+        node_selector=node_selector,
+        toleration=toleration,
+        cpu=cpu,
+        memory=memory,
+    )
     if kind is VolumeType.EMPTY_DIR and storage_class:
         raise UsageError(
             "-s/--storage-class and --volume-type emptyDir exclude each other",

@@ -1,0 +1,68 @@
+"""Flags several workload commands share (fio, snapshot, validate-persistence), defined once.
+
+Same spelling, same help, same parsing everywhere: a placement flag that works for fio works the
+same for snapshot and validate-persistence.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from kubectl_storage.errors import UsageError
+
+if TYPE_CHECKING:
+    from kubectl_storage.core.manifests import PodPlacement
+
+NodeOpt = Annotated[str | None, typer.Option("--node", help="Run the pod on this node.")]
+NodeSelectorOpt = Annotated[
+    str | None, typer.Option("--node-selector", help="k=v[,k2=v2] for the pod.")
+]
+TolerationOpt = Annotated[
+    list[str] | None,
+    typer.Option("--toleration", help="KEY[=VALUE][:EFFECT], or * for all (repeatable)."),
+]
+CpuOpt = Annotated[str | None, typer.Option("--cpu", help="CPU request and limit.")]
+MemoryOpt = Annotated[str | None, typer.Option("--memory", help="Memory request and limit.")]
+RunAsUserOpt = Annotated[
+    int | None,
+    typer.Option("--run-as-user", help="UID of the pod (default 1000; unset on OpenShift)."),
+]
+FsGroupOpt = Annotated[int | None, typer.Option("--fs-group", help="fsGroup (default 1000).")]
+RegistryOpt = Annotated[
+    str | None, typer.Option("--registry", help="Pull the default image from this registry.")
+]
+TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds to wait for each step.")]
+KeepOpt = Annotated[bool, typer.Option("--keep", help="Leave the objects for debugging.")]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Print the manifests as YAML; create nothing.")
+]
+
+
+def placement_from_flags(
+    command: str,
+    *,
+    node: str | None = None,
+    node_selector: str | None = None,
+    toleration: list[str] | None = None,
+    cpu: str | None = None,
+    memory: str | None = None,
+) -> PodPlacement:
+    """Build a PodPlacement from the placement flags, or a UsageError naming what is wrong."""
+    from kubectl_storage.core.manifests import (  # noqa: PLC0415 - keep --help fast
+        PodPlacement,
+        Toleration,
+        parse_node_selector,
+    )
+
+    try:
+        return PodPlacement(
+            node_name=node,
+            node_selector=parse_node_selector(node_selector) if node_selector else {},
+            tolerations=tuple(Toleration.parse(t) for t in toleration or ()),
+            cpu=cpu,
+            memory=memory,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc), f"See kubectl storage {command} --help.") from exc
