@@ -171,6 +171,20 @@ def _error_of(snapshot: Obj, content: Obj | None) -> str | None:
     return None
 
 
+def snapshot_settled(snapshot: Obj) -> bool:
+    """Whether a VolumeSnapshot may be deleted without racing its creation: it is ready, it has
+    failed, or it is already being deleted.
+
+    Deleting one while the snapshot controller and the CSI sidecar are still cutting it can leave
+    it, its VolumeSnapshotContent and its source PVC's finalizer stuck (external-snapshotter
+    races), so cleanup waits for this first.
+    """
+    if _meta(snapshot).get("deletionTimestamp"):
+        return True
+    status = _status(snapshot)
+    return status.get("readyToUse") is True or bool((status.get("error") or {}).get("message"))
+
+
 def content_name_of(snapshot: Obj) -> str | None:
     """The VolumeSnapshotContent a snapshot is (or will be) bound to."""
     bound = _status(snapshot).get("boundVolumeSnapshotContentName")

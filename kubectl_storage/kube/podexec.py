@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import importlib
+import signal
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import FrameType
+from typing import Any
 
 from kubectl_storage.errors import ClusterError, WaitTimeoutError
 from kubectl_storage.kube.api import KubeApi
@@ -41,6 +44,40 @@ def interrupted(exc: BaseException) -> bool:
         seen.add(id(current))
         current = current.__cause__ or current.__context__
     return False
+
+
+def close_stream(client: Any) -> None:
+    """Close an exec websocket, and its socket, without losing a Ctrl-C that arrives meanwhile.
+
+    websocket-client's close() waits up to 3 s for the server's close frame inside a bare
+    ``except: pass``, which swallows a KeyboardInterrupt; and when the server closed first it
+    returns without closing the socket, which is then finalized by the garbage collector at
+    some random later point, where a Ctrl-C can be lost too (see RunScope._on_signal). So: no
+    wait for the close frame (the command has finished, or is being abandoned), the socket is
+    closed here, and a SIGINT during all this is held back and raised afterwards.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        _close_now(client)  # signals are only delivered to the main thread
+        return
+    pressed: list[int] = []
+
+    def hold(signum: int, frame: FrameType | None) -> None:
+        pressed.append(signum)
+
+    previous = signal.signal(signal.SIGINT, hold)
+    try:
+        _close_now(client)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if pressed:
+        raise KeyboardInterrupt
+
+
+def _close_now(client: Any) -> None:
+    client.close(timeout=0)
+    socket = getattr(client, "sock", None)  # websocket.WebSocket under the client's WSClient
+    if socket is not None:
+        socket.shutdown()  # closes the OS socket; close() skips that when the server closed first
 
 
 @dataclass(frozen=True)
@@ -130,7 +167,7 @@ def exec_in_pod(
             # The stream closed without the status message: the connection was cut.
             code = None
     finally:
-        client.close()
+        close_stream(client)
     if code is None:
         raise ClusterError(
             f"lost the connection to pod {pod} while {command[0]} was running",

@@ -24,7 +24,7 @@ from typing import Any
 from kubectl_storage.errors import ClusterError, WaitTimeoutError
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.connection import describe_unreachable
-from kubectl_storage.kube.podexec import interrupted
+from kubectl_storage.kube.podexec import close_stream, interrupted
 
 __all__ = ["exec_interactive", "exec_to_sink", "interrupted"]
 
@@ -171,7 +171,7 @@ def exec_to_sink(
         drain()
         code = _returncode(client)
     finally:
-        client.close()
+        close_stream(client)
     if code is None:
         raise ClusterError(
             f"lost the connection to pod {pod} while {command[0]} was running",
@@ -263,5 +263,5 @@ def exec_interactive(
         termios.tcsetattr(stdin_fd, termios.TCSADRAIN, saved)
         if in_main:
             signal.signal(signal.SIGWINCH, previous_winch)
-        client.close()
+        close_stream(client)
     return code

@@ -5,6 +5,11 @@ it (deleting something that never got created is harmless; forgetting something 
 leak), and deletes everything in reverse order when the run ends: success, error, timeout, Ctrl-C or
 SIGTERM. While the deletion requests go out, further Ctrl-C and SIGTERM are ignored; once they are
 sent, a second Ctrl-C only stops the waiting.
+
+Some objects must not be deleted half-made: a VolumeSnapshot deleted while the snapshot controller
+and the CSI sidecar are still cutting it can stay Terminating for good, with its source PVC held by
+the controller's finalizer (external-snapshotter races; seen on our test cluster). Such objects are
+created with a ``settled`` predicate, and the scope waits (bounded) until it holds before deleting.
 """
 
 from __future__ import annotations
@@ -14,16 +19,24 @@ import logging
 import signal
 import threading
 import time
+from collections.abc import Callable
 from types import FrameType, TracebackType
 from typing import Any
 
 from kubectl_storage.core.kinds import ResourceKind
 from kubectl_storage.core.labels import new_run_id, run_labels
-from kubectl_storage.errors import Interrupted, Terminated
+from kubectl_storage.errors import ClusterError, Interrupted, Terminated
 from kubectl_storage.kube.api import JsonDict, KubeApi
-from kubectl_storage.kube.waits import wait_gone
+from kubectl_storage.kube.waits import wait_for, wait_gone
 
 log = logging.getLogger(__name__)
+
+# How long cleanup waits for a half-made object to settle. A snapshot that needs longer is stuck
+# anyway; it is deleted regardless and `cleanup` can check on it later.
+SETTLE_TIMEOUT_S = 30.0
+
+Settled = Callable[[JsonDict], bool]
+ObjectKey = tuple[ResourceKind, str, str | None]
 
 
 class _SigTerm(BaseException):
@@ -49,16 +62,18 @@ class RunScope:
         self.labels = run_labels(self.run_id, command)
         self.keep = keep
         self.cleanup_timeout_s = cleanup_timeout_s
-        self._created: list[tuple[ResourceKind, str, str | None]] = []
+        self._created: list[ObjectKey] = []
+        self._settled: dict[ObjectKey, Settled] = {}
         self._previous_handlers: dict[int, Any] = {}
+        self._received: int | None = None  # the first SIGINT/SIGTERM of the run
+        self._cleaning = False
 
     # -- lifecycle -------------------------------------------------------------------------
     def __enter__(self) -> RunScope:
-        """Install the SIGTERM handler (SIGINT already raises KeyboardInterrupt)."""
+        """Install the scope's SIGINT and SIGTERM handlers (main thread only)."""
         if threading.current_thread() is threading.main_thread():
-            self._previous_handlers[signal.SIGTERM] = signal.signal(
-                signal.SIGTERM, self._on_sigterm
-            )
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous_handlers[signum] = signal.signal(signum, self._on_signal)
         return self
 
     def __exit__(
@@ -68,6 +83,8 @@ class RunScope:
         tb: TracebackType | None,
     ) -> None:
         """Delete what the run created, then report an interruption as our own error type."""
+        received = self._received  # signals during cleanup only cut the waiting short
+        self._cleaning = True
         try:
             if self.keep:
                 if self._created:
@@ -83,17 +100,35 @@ class RunScope:
         finally:
             for signum, handler in self._previous_handlers.items():
                 signal.signal(signum, handler)
-        if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+        if (exc_type is not None and issubclass(exc_type, KeyboardInterrupt)) or (
+            received == signal.SIGINT
+        ):
             raise Interrupted(
                 f"interrupted; deleted what run {self.run_id} had created", ""
             ) from None
-        if exc_type is not None and issubclass(exc_type, _SigTerm):
+        if (exc_type is not None and issubclass(exc_type, _SigTerm)) or (
+            received == signal.SIGTERM
+        ):
             raise Terminated(
                 f"terminated; deleted what run {self.run_id} had created", ""
             ) from None
 
-    def _on_sigterm(self, signum: int, frame: FrameType | None) -> None:
-        raise _SigTerm()
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        # Remember the signal as well as raising it: an exception raised from a signal handler
+        # is lost when the handler happens to run inside a C finalizer (CPython's socket
+        # finalizer, for one, saves and restores the error state around a ResourceWarning).
+        # Seen here: Ctrl-C during `snapshot check`, and the check went on to pass with exit 0.
+        if not self._cleaning and self._received is None:
+            self._received = signum
+        raise KeyboardInterrupt if signum == signal.SIGINT else _SigTerm()
+
+    def checkpoint(self) -> None:
+        """Raise again a Ctrl-C or SIGTERM that arrived but got lost on the way (main thread)."""
+        if self._received is None or self._cleaning:
+            return
+        if threading.current_thread() is not threading.main_thread():
+            return
+        raise KeyboardInterrupt if self._received == signal.SIGINT else _SigTerm()
 
     # -- creating --------------------------------------------------------------------------
     def labelled(self, manifest: JsonDict) -> JsonDict:
@@ -109,9 +144,19 @@ class RunScope:
         return labelled
 
     def create(
-        self, kind: ResourceKind, manifest: JsonDict, namespace: str | None = None
+        self,
+        kind: ResourceKind,
+        manifest: JsonDict,
+        namespace: str | None = None,
+        *,
+        settled: Settled | None = None,
     ) -> JsonDict:
-        """Create an object with the run's labels and remember to delete it."""
+        """Create an object with the run's labels and remember to delete it.
+
+        ``settled``: for objects that must not be deleted half-made (see the module docstring),
+        whether the object, as read from the API, may be deleted now.
+        """
+        self.checkpoint()  # never create more after a Ctrl-C, even a lost one
         body = self.labelled(manifest)
         meta = body["metadata"]
         if not meta.get("name"):
@@ -121,6 +166,8 @@ class RunScope:
             meta["namespace"] = ns
         # Record first: an interrupt during the request must still lead to a delete.
         self._created.append((kind, meta["name"], ns))
+        if settled is not None:
+            self._settled[(kind, meta["name"], ns)] = settled
         log.debug("creating %s %s/%s", kind.kind, ns, meta["name"])
         return self.api.create(kind, body, ns)
 
@@ -131,10 +178,12 @@ class RunScope:
     def forget(self, kind: ResourceKind, name: str, namespace: str | None) -> None:
         """Stop tracking an object the operation has deleted itself."""
         self._created = [c for c in self._created if c != (kind, name, namespace)]
+        self._settled.pop((kind, name, namespace), None)
 
     def delete_now(self, kind: ResourceKind, name: str, namespace: str | None) -> None:
         """Delete one tracked object before the run ends (e.g. a class finished), and wait."""
         self.forget(kind, name, namespace)
+        self._wait_settled([(kind, name, namespace)])
         if self.api.delete(kind, name, namespace, grace_period_s=_grace_for(kind)):
             wait_gone(self.api, kind, name, namespace=namespace, timeout_s=self.cleanup_timeout_s)
 
@@ -149,6 +198,7 @@ class RunScope:
         if not self._created:
             return
         pending = list(reversed(self._created))
+        self._wait_settled(pending)
         in_main = threading.current_thread() is threading.main_thread()
         saved = {}
         if in_main:
@@ -183,6 +233,48 @@ class RunScope:
         except KeyboardInterrupt:
             log.warning("deletion requested; not waiting for it to finish (second Ctrl-C)")
         self._created = []
+        self._settled = {}
+
+    def _wait_settled(self, objects: list[ObjectKey]) -> None:
+        """Before deleting, wait (bounded) until half-made objects are finished.
+
+        A Ctrl-C or SIGTERM here stops the waiting, never the deletion that follows."""
+        for key in objects:
+            settled = self._settled.get(key)
+            if settled is None:
+                continue
+            kind, name, ns = key
+            current = self.api.get_or_none(kind, name, ns)
+            if current is None or settled(current):
+                continue
+            log.info(
+                "waiting up to %.0fs for %s %s to finish before deleting it (deleting it "
+                "half-made can leave it stuck)",
+                SETTLE_TIMEOUT_S,
+                kind.kind,
+                name,
+            )
+            try:
+                wait_for(
+                    self.api,
+                    kind,
+                    name,
+                    settled,
+                    namespace=ns,
+                    timeout_s=min(SETTLE_TIMEOUT_S, self.cleanup_timeout_s),
+                    what="finished",
+                )
+            except ClusterError as exc:  # a timeout, or the API failing: delete regardless
+                log.warning(
+                    "%s %s/%s did not finish (%s); deleting it anyway",
+                    kind.kind,
+                    ns,
+                    name,
+                    exc.message,
+                )
+            except (KeyboardInterrupt, _SigTerm):
+                log.warning("not waiting for %s %s to finish; deleting it now", kind.kind, name)
+                return
 
 
 def _add_labels(meta: dict[str, Any], labels: dict[str, str]) -> None:

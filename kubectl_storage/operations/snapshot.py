@@ -67,6 +67,7 @@ from kubectl_storage.core.snapshots import (
     plan_problems,
     snapshot_data_source,
     snapshot_path,
+    snapshot_settled,
     write_script,
 )
 from kubectl_storage.errors import (
@@ -596,7 +597,7 @@ def run_check(api: KubeApi, request: CheckRequest, *, on_step: Step | None = Non
             )
         with _timed(steps, "take snapshot"):
             step(f"{label}: taking VolumeSnapshot {snapshot_name} with class {snapshot_class}")
-            scope.create(kinds.VOLUME_SNAPSHOT, plan.snapshot, ns)
+            scope.create(kinds.VOLUME_SNAPSHOT, plan.snapshot, ns, settled=snapshot_settled)
             step(f"{label}: waiting for the snapshot to be readyToUse")
             snapshot = _wait_snapshot_ready(api, snapshot_name, ns, timeout)
         with _timed(steps, "change source"):
@@ -884,7 +885,9 @@ def _mount_snapshot(api: KubeApi, scope: RunScope, plan: RestorePlan, step: Step
             f"PVC {source.pvc}: taking temporary VolumeSnapshot {objects.snapshot_name} "
             f"(class {plan.snapshot_class})"
         )
-        scope.create(kinds.VOLUME_SNAPSHOT, objects.temporary_snapshot, ns)
+        scope.create(
+            kinds.VOLUME_SNAPSHOT, objects.temporary_snapshot, ns, settled=snapshot_settled
+        )
         snapshot = _wait_snapshot_ready(api, objects.snapshot_name, ns, pods.timeout_s)
         if size is None:
             content = _get_optional(api, kinds.VOLUME_SNAPSHOT_CONTENT, content_name_of(snapshot))

@@ -93,6 +93,17 @@ def _managed(cluster, namespace: str) -> list[str]:
     return [f"{i['kind']}/{i['metadata']['name']}" for i in items]
 
 
+def _contents_for(cluster, namespace: str) -> list[str]:
+    """VolumeSnapshotContents (cluster-scoped, unlabelled) that point into ``namespace``: a
+    snapshot deleted half-made can leave its content behind."""
+    items = cluster.get_json("volumesnapshotcontents")["items"]
+    return [
+        i["metadata"]["name"]
+        for i in items
+        if i["spec"].get("volumeSnapshotRef", {}).get("namespace") == namespace
+    ]
+
+
 def _ok(result) -> str:
     assert result.exit_code == 0, result.stderr
     return result.stdout
@@ -479,6 +490,7 @@ def test_interrupted_check_leaves_nothing(
     assert "Traceback" not in err
     assert _managed(cluster, namespace) == []
     assert cluster.get_json("volumesnapshots", "-n", namespace)["items"] == []
+    assert _contents_for(cluster, namespace) == []
 
 
 def test_interrupted_browse_leaves_nothing(cluster, namespace) -> None:
@@ -490,3 +502,9 @@ def test_interrupted_browse_leaves_nothing(cluster, namespace) -> None:
     assert proc.returncode == 130, err
     assert _managed(cluster, namespace) == []
     assert cluster.get_json("volumesnapshots", "-n", namespace)["items"] == []
+    assert _contents_for(cluster, namespace) == []
+    # The user's PVC must not keep the snapshot controller's finalizer.
+    data = cluster.get_json("pvc", "data", "-n", namespace)
+    assert "snapshot.storage.kubernetes.io/pvc-as-source-protection" not in data["metadata"].get(
+        "finalizers", []
+    )

@@ -894,3 +894,16 @@ def test_a_ctrl_c_the_client_turned_into_an_api_error_is_still_a_ctrl_c() -> Non
         exec_connect()
     assert interrupted(err.value)
     assert not interrupted(ClusterError("refused"))
+
+
+def test_snapshot_settled_only_when_ready_failed_or_already_deleting() -> None:
+    # Right after creation the controller has not written a status yet: still being cut.
+    fresh = make_snapshot(ready=None, restore_size=None, bound=None)
+    del fresh["status"]
+    assert not snap.snapshot_settled(fresh)
+    assert not snap.snapshot_settled(make_snapshot(ready=False))  # bound, sidecar still working
+    assert snap.snapshot_settled(make_snapshot(ready=True))
+    assert snap.snapshot_settled(make_snapshot(ready=False, error="driver refused"))
+    deleting = make_snapshot(ready=False)
+    deleting["metadata"]["deletionTimestamp"] = "2026-11-29T12:00:00Z"
+    assert snap.snapshot_settled(deleting)
