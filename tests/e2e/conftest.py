@@ -5,6 +5,9 @@
   cluster's kubectl first on ``PATH``. Set ``TESTCLUSTER_KUBECONFIG`` to use an already
   running cluster without calling ``up``.
 * ``namespace`` (function): a fresh namespace per test, deleted afterwards.
+* at session start, test namespaces that an earlier session left stuck in Terminating (for more
+  than ``STALE_NAMESPACE_S``) are forced out, with a warning naming what was forced, so that one
+  bad run does not fail the next; failures within this session still fail their test.
 * after every e2e test (autouse): the test fails if any object labelled
   ``app.kubernetes.io/managed-by=kubectl-storage`` is left in any namespace (or cluster-wide,
   for PVs and VolumeSnapshotContents) that was not there before the test, after a bounded
@@ -13,6 +16,7 @@
 
 from __future__ import annotations
 
+import calendar
 import json
 import os
 import re
@@ -48,6 +52,8 @@ LEFTOVER_KINDS = ",".join(
 )
 LEFTOVER_WAIT_S = 90
 UP_TIMEOUT_S = 80 * 60  # a cold machine builds Kubernetes first
+STALE_NAMESPACE_S = 300
+E2E_NAMESPACE_LABEL = "kubectl-storage.test/e2e=true"
 
 
 def pytest_configure(config):
@@ -145,7 +151,7 @@ def cluster() -> Cluster:
     os.environ["PATH"] = f"{harness.TOOLS_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
     from images import BUSYBOX_IMAGE, MARIADB_IMAGE, toolbox_image
 
-    return Cluster(
+    found = Cluster(
         kubeconfig=kubeconfig,
         kubectl=str(harness.K8S_BIN / "kubectl"),
         node=harness.NODE,
@@ -153,6 +159,65 @@ def cluster() -> Cluster:
         busybox_image=BUSYBOX_IMAGE,
         mariadb_image=MARIADB_IMAGE,
     )
+    _force_out_stale_test_namespaces(found)
+    return found
+
+
+def _force_out_stale_test_namespaces(cluster: Cluster) -> None:
+    """Finish deleting test namespaces an earlier session left Terminating.
+
+    The cluster's state survives between sessions, so an object stuck on a controller's finalizer
+    (e.g. a PVC held by the snapshot controller) would otherwise fail the next session's leftover
+    checks and all-namespace cleanup tests. Only e2e test namespaces that have been Terminating
+    for STALE_NAMESPACE_S are touched: their objects' finalizers are removed, and
+    VolumeSnapshotContents pointing into them are deleted the same way.
+    """
+    now = time.time()
+    stale = set()
+    for ns in cluster.get_json("namespaces", "-l", E2E_NAMESPACE_LABEL)["items"]:
+        since = ns["metadata"].get("deletionTimestamp")
+        if since and now - _epoch(since) > STALE_NAMESPACE_S:
+            stale.add(ns["metadata"]["name"])
+    if not stale:
+        return
+    forced: list[str] = []
+    for kind in ("persistentvolumeclaims", "volumesnapshots.snapshot.storage.k8s.io", "pods"):
+        for obj in cluster.get_json(kind, "--all-namespaces")["items"]:
+            md = obj["metadata"]
+            if md.get("namespace") in stale and md.get("finalizers"):
+                _drop_finalizers(cluster, kind, md["name"], md["namespace"])
+                forced.append(f"{obj['kind']} {md['namespace']}/{md['name']} {md['finalizers']}")
+    for content in cluster.get_json("volumesnapshotcontents.snapshot.storage.k8s.io")["items"]:
+        ref = content["spec"].get("volumeSnapshotRef") or {}
+        if ref.get("namespace") in stale:
+            name = content["metadata"]["name"]
+            cluster.kubectl_run(
+                "delete", "volumesnapshotcontent", name, "--wait=false", check=False
+            )
+            _drop_finalizers(cluster, "volumesnapshotcontents.snapshot.storage.k8s.io", name, None)
+            forced.append(f"VolumeSnapshotContent {name}")
+    print(
+        f"warning: forced out {len(stale)} test namespace(s) stuck in Terminating since an "
+        f"earlier session ({', '.join(sorted(stale))}):\n  " + "\n  ".join(forced or ["(none)"]),
+        file=sys.stderr,
+    )
+
+
+def _drop_finalizers(cluster: Cluster, kind: str, name: str, namespace: str | None) -> None:
+    cluster.kubectl_run(
+        *(["-n", namespace] if namespace else []),
+        "patch",
+        kind,
+        name,
+        "--type=merge",
+        "-p",
+        '{"metadata":{"finalizers":null}}',
+        check=False,
+    )
+
+
+def _epoch(timestamp: str) -> float:
+    return calendar.timegm(time.strptime(timestamp, "%Y-%m-%dT%H:%M:%SZ"))
 
 
 @pytest.fixture
