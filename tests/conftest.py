@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,8 +39,7 @@ class CliResult:
 
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> CliResult:
     """Run `python -m kubectl_storage ARGS` in a subprocess, as a user's shell would."""
-    full_env = dict(os.environ)
-    full_env["PYTHONPATH"] = str(REPO) + os.pathsep + full_env.get("PYTHONPATH", "")
+    full_env = _cli_env()
     if env:
         full_env.update(env)
     proc = subprocess.run(
@@ -51,6 +51,41 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300)
         check=False,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def _cli_env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def start_cli(*args: str) -> subprocess.Popen:
+    """Start `python -m kubectl_storage ARGS` in the background (for interrupting it)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "kubectl_storage", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_cli_env(),
+    )
+
+
+def wait_for_stderr(proc: subprocess.Popen, needle: str, timeout: float = 180) -> str:
+    """Read the process's stderr line by line until ``needle`` shows; what was read.
+
+    Kills the process and fails if it ends or the timeout passes first."""
+    seen = ""
+    deadline = time.monotonic() + timeout
+    assert proc.stderr is not None
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            break
+        seen += line
+        if needle in line:
+            return seen
+    proc.kill()
+    raise AssertionError(f"{needle!r} not seen in stderr:\n{seen}")
 
 
 @pytest.fixture

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 
-from tests.conftest import REPO, run_cli
+from tests.conftest import run_cli, start_cli, wait_for_stderr
 
 
 def _report(result) -> dict:
@@ -160,47 +159,21 @@ def test_missing_namespace(cluster) -> None:
 
 
 def _start_fio(namespace: str, *extra: str) -> subprocess.Popen:
-    import os
-
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kubectl_storage",
-            "fio",
-            "-s",
-            "csi-hostpath-sc",
-            "-z",
-            "1Gi",
-            "--profile",
-            "quick",
-            "--runtime",
-            "30",
-            "-n",
-            namespace,
-            "-v",
-            *extra,
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
+    return start_cli(
+        "fio",
+        "-s",
+        "csi-hostpath-sc",
+        "-z",
+        "1Gi",
+        "--profile",
+        "quick",
+        "--runtime",
+        "30",
+        "-n",
+        namespace,
+        "-v",
+        *extra,
     )
-
-
-def _wait_for_stderr(proc: subprocess.Popen, needle: str, timeout: float = 120) -> str:
-    seen = ""
-    deadline = time.monotonic() + timeout
-    assert proc.stderr is not None
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            break
-        seen += line
-        if needle in line:
-            return seen
-    raise AssertionError(f"{needle!r} not seen in stderr:\n{seen}")
 
 
 @pytest.mark.parametrize(
@@ -213,7 +186,7 @@ def _wait_for_stderr(proc: subprocess.Popen, needle: str, timeout: float = 120) 
 )
 def test_interrupt_cleans_up(cluster, namespace, when: str, sig: signal.Signals, code: int) -> None:
     proc = _start_fio(namespace)
-    _wait_for_stderr(proc, when)
+    wait_for_stderr(proc, when, timeout=120)
     if when == "fio starts":
         time.sleep(3)  # inside the exec of fio
     assert _managed(cluster, namespace), "the run should have created objects by now"

@@ -10,15 +10,12 @@ fixture of conftest.py also fails a test that leaves labelled objects behind.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
 
-from tests.conftest import REPO, run_cli
+from tests.conftest import run_cli, start_cli
 
 pytestmark = pytest.mark.cluster
 
@@ -157,28 +154,17 @@ def test_restricted_namespace_is_refused_before_anything_is_created(cluster, nam
 
 
 def test_sigint_during_collection_exits_130_and_leaves_nothing(cluster, namespace):
-    env = dict(os.environ)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kubectl_storage",
-            "-n",
-            namespace,
-            "iscsi",
-            "--all-nodes",
-            "--image",
-            cluster.toolbox_image,
-            "--timeout",
-            "300",
-            "-o",
-            "json",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
+    proc = start_cli(
+        "-n",
+        namespace,
+        "iscsi",
+        "--all-nodes",
+        "--image",
+        cluster.toolbox_image,
+        "--timeout",
+        "300",
+        "-o",
+        "json",
     )
     try:
         deadline = time.monotonic() + 120

@@ -7,13 +7,10 @@ writer's commits do not depend on --rows.
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 
-from tests.conftest import REPO, run_cli
+from tests.conftest import run_cli, start_cli, wait_for_stderr
 
 CLASS = "csi-hostpath-sc"
 TIMEOUT = "180"
@@ -159,45 +156,23 @@ def test_missing_class_exits_2_and_creates_nothing(cluster, namespace) -> None:
 
 
 def test_ctrl_c_during_the_crash_writer_leaves_nothing(cluster, namespace) -> None:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "kubectl_storage",
-            "validate-persistence",
-            "-s",
-            CLASS,
-            "--image",
-            cluster.mariadb_image,
-            "--rows",
-            "20",
-            "--disruptions",
-            "crash",
-            "--timeout",
-            TIMEOUT,
-            "-n",
-            namespace,
-            "-v",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
+    proc = start_cli(
+        "validate-persistence",
+        "-s",
+        CLASS,
+        "--image",
+        cluster.mariadb_image,
+        "--rows",
+        "20",
+        "--disruptions",
+        "crash",
+        "--timeout",
+        TIMEOUT,
+        "-n",
+        namespace,
+        "-v",
     )
-    seen = ""
-    deadline = time.monotonic() + 240
-    assert proc.stderr is not None
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            break
-        seen += line
-        if "crash: writer running" in line:
-            break
-    else:
-        proc.kill()
-    assert "crash: writer running" in seen, seen
+    seen = wait_for_stderr(proc, "crash: writer running", timeout=240)
     time.sleep(0.5)  # inside the writer's exec, before the kill is armed
     assert _managed(cluster, namespace), "the run should have created objects by now"
     proc.send_signal(signal.SIGINT)

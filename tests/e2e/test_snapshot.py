@@ -13,14 +13,13 @@ import os
 import pty
 import select
 import signal
-import subprocess
 import sys
 import time
 import uuid
 
 import pytest
 
-from tests.conftest import REPO, run_cli
+from tests.conftest import REPO, run_cli, start_cli, wait_for_stderr
 
 CLASS = "csi-hostpath-sc"
 SNAPSHOT_CLASS = "csi-hostpath-snapclass"
@@ -440,32 +439,6 @@ def test_cp_returns_identical_bytes_and_modes(cluster, namespace, tmp_path) -> N
 # -- interruption -----------------------------------------------------------------------------
 
 
-def _start(*args: str) -> subprocess.Popen:
-    env = dict(os.environ, PYTHONPATH=str(REPO))
-    return subprocess.Popen(
-        [sys.executable, "-m", "kubectl_storage", *args, "-v"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-
-
-def _wait_for_stderr(proc: subprocess.Popen, needle: str, timeout: float = 180) -> str:
-    seen = ""
-    deadline = time.monotonic() + timeout
-    assert proc.stderr is not None
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            break
-        seen += line
-        if needle in line:
-            return seen
-    proc.kill()
-    raise AssertionError(f"{needle!r} not seen in stderr:\n{seen}")
-
-
 @pytest.mark.parametrize(
     ("when", "sig", "code"),
     [
@@ -481,8 +454,8 @@ def _wait_for_stderr(proc: subprocess.Popen, needle: str, timeout: float = 180) 
 def test_interrupted_check_leaves_nothing(
     cluster, namespace, when: str, sig: signal.Signals, code: int
 ) -> None:
-    proc = _start("snapshot", "check", "-s", CLASS, "-n", namespace)
-    _wait_for_stderr(proc, when)
+    proc = start_cli("snapshot", "check", "-s", CLASS, "-n", namespace, "-v")
+    wait_for_stderr(proc, when)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=240)
     assert proc.returncode == code, err
@@ -495,8 +468,8 @@ def test_interrupted_check_leaves_nothing(
 
 def test_interrupted_browse_leaves_nothing(cluster, namespace) -> None:
     _volume_with_files(cluster, namespace, "echo x > x")
-    proc = _start("snapshot", "browse", "--pvc", "data", "--tree", "-n", namespace)
-    _wait_for_stderr(proc, "taking temporary VolumeSnapshot")
+    proc = start_cli("snapshot", "browse", "--pvc", "data", "--tree", "-n", namespace, "-v")
+    wait_for_stderr(proc, "taking temporary VolumeSnapshot")
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=240)
     assert proc.returncode == 130, err
