@@ -21,6 +21,8 @@ class Leftover:
     command: str
     created: datetime | None
     deleted: bool = False
+    terminating: bool = False
+    finalizers: tuple[str, ...] = ()
 
     def age_s(self, now: datetime) -> float | None:
         """Seconds since creation, None when unknown."""
@@ -36,6 +38,8 @@ class Leftover:
             "command": self.command,
             "created": self.created.isoformat().replace("+00:00", "Z") if self.created else None,
             "deleted": self.deleted,
+            "terminating": self.terminating,
+            "finalizers": list(self.finalizers),
         }
 
 
@@ -52,7 +56,45 @@ def leftover_from_object(kind: str, obj: dict[str, Any]) -> Leftover:
         run_id=str(labels.get(RUN_ID, "")),
         command=str(labels.get(COMMAND, "")),
         created=created,
+        terminating=bool(meta.get("deletionTimestamp")),
+        finalizers=tuple(str(f) for f in meta.get("finalizers") or ()),
     )
+
+
+# Why an object we deleted can still be there: the finalizers Kubernetes and the CSI snapshot
+# machinery put on our kinds of objects, and what to do about each.
+FINALIZER_HINTS = {
+    "kubernetes.io/pvc-protection": "a pod still uses the PVC; it goes once the pod is gone.",
+    "snapshot.storage.kubernetes.io/pvc-as-source-protection": (
+        "the snapshot controller holds the PVC while a VolumeSnapshot of it is being taken. If "
+        "no snapshot of it is in progress (kubectl get volumesnapshot -n {namespace}), the "
+        "controller lost track of it (an external-snapshotter race when a snapshot is deleted "
+        "mid-creation): kubectl patch pvc {name} -n {namespace} --type=merge "
+        '-p \'{{"metadata":{{"finalizers":null}}}}\' releases it.'
+    ),
+    "snapshot.storage.kubernetes.io/volumesnapshot-as-source-protection": (
+        "a PVC is still being restored from the snapshot; it goes once that PVC is bound or gone."
+    ),
+    "snapshot.storage.kubernetes.io/volumesnapshot-bound-protection": (
+        "the snapshot's VolumeSnapshotContent is still being deleted by the CSI driver's "
+        "snapshotter sidecar; its logs (and kubectl describe volumesnapshotcontent) say why."
+    ),
+    "external-provisioner.volume.kubernetes.io/finalizer": (
+        "the CSI provisioner is still deleting the volume; its logs say why."
+    ),
+}
+
+
+def finalizer_hints(item: Leftover) -> list[str]:
+    """One line per finalizer that holds ``item``: what it waits for, or that it is unknown."""
+    unknown = "set by another controller; see its documentation."
+    return [
+        f"{finalizer}: "
+        + FINALIZER_HINTS.get(finalizer, unknown).format(
+            name=item.name, namespace=item.namespace or ""
+        )
+        for finalizer in item.finalizers
+    ]
 
 
 def select_leftovers(

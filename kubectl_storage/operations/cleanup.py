@@ -68,11 +68,12 @@ def cleanup(api: KubeApi, request: CleanupRequest) -> CleanupReport:
     deadline = time.monotonic() + request.timeout_s
     remaining = list(found)
     while remaining and time.monotonic() < deadline:
-        remaining = [
-            (kind, item)
-            for kind, item in remaining
-            if api.get_or_none(kind, item.name, item.namespace) is not None
-        ]
+        still = []
+        for kind, item in remaining:
+            current = api.get_or_none(kind, item.name, item.namespace)
+            if current is not None:  # re-read: what holds it now (finalizers) is what counts
+                still.append((kind, leftover_from_object(kind.kind, current)))
+        remaining = still
         if remaining:
             time.sleep(0.5)
     gone = {(k.kind, i.namespace, i.name) for k, i in found} - {

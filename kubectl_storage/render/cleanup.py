@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
+from kubectl_storage.core.leftovers import Leftover, finalizer_hints
 from kubectl_storage.render.tables import write_table
 
 
@@ -27,3 +28,18 @@ def write_cleanup_table(report: dict[str, Any], out: TextIO, wide: bool = False)
         out.write(f"\n{len(objects)} object(s) found; run again with --yes to delete them.\n")
     elif report["stillPresent"]:
         out.write(f"\n{len(report['stillPresent'])} object(s) are still terminating.\n")
+        for o in report["stillPresent"]:
+            where = f" -n {o['namespace']}" if o["namespace"] else ""
+            held = finalizer_hints(
+                Leftover(
+                    kind=o["kind"],
+                    namespace=o["namespace"],
+                    name=o["name"],
+                    run_id=o["runId"],
+                    command=o["command"],
+                    created=None,
+                    finalizers=tuple(o.get("finalizers") or ()),
+                )
+            )
+            out.write(f"  {o['kind']} {o['name']}{where}: ")
+            out.write("held by " + "; ".join(held) + "\n" if held else "no finalizer left.\n")

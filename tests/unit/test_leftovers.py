@@ -1,15 +1,18 @@
 """Leftover selection and durations for `cleanup`."""
 
+import io
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from kubectl_storage.core.leftovers import (
     CleanupReport,
+    finalizer_hints,
     leftover_from_object,
     parse_duration_s,
     select_leftovers,
 )
+from kubectl_storage.render.cleanup import write_cleanup_table
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
@@ -76,4 +79,39 @@ def test_report_contract() -> None:
         "command": "fio",
         "created": "2026-11-29T12:00:00Z",
         "deleted": False,
+        "terminating": False,
+        "finalizers": [],
     }
+
+
+def _held_pvc() -> dict:
+    # Shape of the PVC left by an interrupted `snapshot check` on the test cluster (CI, 2026-11-29)
+    held = obj("ks-snapshot-check-47xmjxuo-source", "47xmjxuo", timedelta(minutes=19))
+    held["metadata"]["deletionTimestamp"] = "2026-11-29T12:00:00Z"
+    held["metadata"]["finalizers"] = ["snapshot.storage.kubernetes.io/pvc-as-source-protection"]
+    return held
+
+
+def test_still_present_objects_say_what_holds_them() -> None:
+    item = leftover_from_object("PersistentVolumeClaim", _held_pvc())
+    assert item.terminating
+    assert item.finalizers == ("snapshot.storage.kubernetes.io/pvc-as-source-protection",)
+    (hint,) = finalizer_hints(item)
+    assert hint.startswith("snapshot.storage.kubernetes.io/pvc-as-source-protection: ")
+    assert "kubectl patch pvc ks-snapshot-check-47xmjxuo-source -n ns --type=merge" in hint
+    assert """-p '{"metadata":{"finalizers":null}}'""" in hint
+    report = CleanupReport(objects=(item,), deleted=True, still_present=(item,)).to_dict()
+    out = io.StringIO()
+    write_cleanup_table(report, out)
+    text = out.getvalue()
+    assert "1 object(s) are still terminating." in text
+    assert "PersistentVolumeClaim ks-snapshot-check-47xmjxuo-source -n ns: held by " in text
+
+
+def test_unknown_finalizers_are_named_not_explained() -> None:
+    held = _held_pvc()
+    held["metadata"]["finalizers"] = ["example.com/backup-in-progress"]
+    (hint,) = finalizer_hints(leftover_from_object("PersistentVolumeClaim", held))
+    assert (
+        hint == "example.com/backup-in-progress: set by another controller; see its documentation."
+    )
