@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from kubectl_storage.cli.context import options_of
-from kubectl_storage.cli.mount_audit import (
+from kubectl_storage.cli.node_commands import (
     AllNodesOpt,
     DryRunOpt,
     FailOnOpt,
@@ -75,11 +75,11 @@ def iscsi_command(
 
         report = iscsi_files(from_file, node_name)
     else:
-        from kubectl_storage.operations.iscsi import iscsi_request  # noqa: PLC0415
+        from kubectl_storage.operations.iscsi import ISCSI_INSPECTION  # noqa: PLC0415
 
         report = run_live(
             options,
-            iscsi_request,
+            ISCSI_INSPECTION.request,
             _inspect,
             nodes=nodes,
             selector=selector,

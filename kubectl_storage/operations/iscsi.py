@@ -59,7 +59,11 @@ from kubectl_storage.operations.mount_audit import (
     read_capture_files,
     read_volume_objects,
 )
-from kubectl_storage.operations.node_inspection import InspectionRequest, inspect_nodes
+from kubectl_storage.operations.node_inspection import (
+    InspectionKind,
+    InspectionRequest,
+    inspect_nodes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -90,31 +94,8 @@ _FILE_KINDS = {
 # ---------------------------------------------------------------------------------------------
 
 
-def iscsi_request(
-    *,
-    namespace: str,
-    image: str,
-    nodes: Sequence[str] = (),
-    selector: str | None = None,
-    all_nodes: bool = False,
-    parallel: int = 10,
-    timeout_s: float = 120,
-    keep: bool = False,
-) -> InspectionRequest:
-    """The inspection iscsi needs: privileged, to run the host's tools in the host root."""
-    return InspectionRequest(
-        command="iscsi",
-        namespace=namespace,
-        image=image,
-        sections=SECTIONS,
-        nodes=tuple(nodes),
-        selector=selector,
-        all_nodes=all_nodes,
-        privileged=True,
-        parallel=parallel,
-        timeout_s=timeout_s,
-        keep=keep,
-    )
+# iscsi runs the host's tools in the host root: privileged.
+ISCSI_INSPECTION = InspectionKind("iscsi", SECTIONS, privileged=True)
 
 
 def inspect_iscsi(api: KubeApi, request: InspectionRequest) -> dict[str, Any]:

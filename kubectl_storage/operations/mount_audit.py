@@ -43,7 +43,12 @@ from kubectl_storage.core.node_collect import MOUNT_SECTIONS
 from kubectl_storage.core.reports import report_envelope
 from kubectl_storage.errors import ClusterError, UsageError
 from kubectl_storage.kube.api import JsonDict, KubeApi
-from kubectl_storage.operations.node_inspection import InspectionRequest, NodeOutput, inspect_nodes
+from kubectl_storage.operations.node_inspection import (
+    InspectionKind,
+    InspectionRequest,
+    NodeOutput,
+    inspect_nodes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -296,31 +301,8 @@ def read_volume_objects(api: KubeApi) -> VolumeObjects:
 # ---------------------------------------------------------------------------------------------
 
 
-def mount_audit_request(
-    *,
-    namespace: str,
-    image: str,
-    nodes: Sequence[str] = (),
-    selector: str | None = None,
-    all_nodes: bool = False,
-    parallel: int = 10,
-    timeout_s: float = 120,
-    keep: bool = False,
-) -> InspectionRequest:
-    """The inspection mount-audit needs: its sections, no privilege (mountinfo is readable)."""
-    return InspectionRequest(
-        command="mount-audit",
-        namespace=namespace,
-        image=image,
-        sections=MOUNT_SECTIONS,
-        nodes=tuple(nodes),
-        selector=selector,
-        all_nodes=all_nodes,
-        privileged=False,
-        parallel=parallel,
-        timeout_s=timeout_s,
-        keep=keep,
-    )
+# mount-audit reads mountinfo and mountstats, readable without privilege.
+MOUNT_AUDIT_INSPECTION = InspectionKind("mount-audit", MOUNT_SECTIONS, privileged=False)
 
 
 def audit_nodes(api: KubeApi, request: InspectionRequest, profile: str | None) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -46,6 +47,42 @@ class InspectionRequest:
     parallel: int = 10
     timeout_s: float = 120
     keep: bool = False
+
+
+@dataclass(frozen=True)
+class InspectionKind:
+    """What a node command collects and whether that needs a privileged pod."""
+
+    command: str
+    sections: tuple[str, ...]
+    privileged: bool
+
+    def request(
+        self,
+        *,
+        namespace: str,
+        image: str,
+        nodes: Sequence[str] = (),
+        selector: str | None = None,
+        all_nodes: bool = False,
+        parallel: int = 10,
+        timeout_s: float = 120,
+        keep: bool = False,
+    ) -> InspectionRequest:
+        """The request for these nodes and settings."""
+        return InspectionRequest(
+            command=self.command,
+            namespace=namespace,
+            image=image,
+            sections=self.sections,
+            nodes=tuple(nodes),
+            selector=selector,
+            all_nodes=all_nodes,
+            privileged=self.privileged,
+            parallel=parallel,
+            timeout_s=timeout_s,
+            keep=keep,
+        )
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,178 @@
+"""What the node-inspecting commands (mount-audit, iscsi) share: their options, the checks of
+those options, the live or --dry-run path, and how findings become the exit code."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from kubectl_storage.cli.context import GlobalOptions
+from kubectl_storage.errors import ClusterError, FindingsError, UsageError
+
+if TYPE_CHECKING:
+    from kubectl_storage.kube.api import KubeApi
+    from kubectl_storage.operations.node_inspection import InspectionRequest
+
+# Options of every node-inspecting command (mount-audit, iscsi).
+NodesArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        help="Nodes to inspect (or use -l / --all-nodes).", metavar="NODE", show_default=False
+    ),
+]
+SelectorOpt = Annotated[
+    str | None,
+    typer.Option("--selector", "-l", help="Inspect the nodes matching this label selector."),
+]
+AllNodesOpt = Annotated[bool, typer.Option("--all-nodes", help="Inspect every node.")]
+ParallelOpt = Annotated[int, typer.Option("--parallel", help="Nodes inspected at the same time.")]
+TimeoutOpt = Annotated[
+    float, typer.Option("--timeout", help="Seconds to wait for each node's pod and its output.")
+]
+ImageOpt = Annotated[
+    str | None, typer.Option("--image", help="Image of the debug pods (default: the toolbox).")
+]
+RegistryOpt = Annotated[
+    str | None, typer.Option("--registry", help="Pull the default image from this registry.")
+]
+KeepOpt = Annotated[bool, typer.Option("--keep", help="Leave the debug pods for debugging.")]
+DryRunOpt = Annotated[
+    bool, typer.Option("--dry-run", help="Print the debug pods as YAML; create nothing.")
+]
+FromFileOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--from-file",
+        help="Read captured output instead of nodes; no cluster (repeatable, format detected).",
+    ),
+]
+NodeNameOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--node-name", help="With --from-file: the node the files come from (default: file name)."
+    ),
+]
+FailOnOpt = Annotated[
+    str,
+    typer.Option("--fail-on", help="Exit 1 on findings of this severity or worse: warn, error."),
+]
+
+FAIL_ON_LEVELS = ("warn", "error")
+
+
+def check_fail_on(fail_on: str) -> None:
+    """--fail-on takes warn or error."""
+    if fail_on not in FAIL_ON_LEVELS:
+        raise UsageError(f"--fail-on {fail_on!r} is not a severity", "Choose warn or error.")
+
+
+def check_offline(
+    nodes: list[str] | None, selector: str | None, all_nodes: bool, dry_run: bool
+) -> None:
+    """--from-file reads files: choosing nodes or --dry-run make no sense with it."""
+    if nodes or selector or all_nodes or dry_run:
+        raise UsageError(
+            "--from-file reads captured files; it takes no NODE, -l, --all-nodes or --dry-run",
+            "Name the node the files come from with --node-name.",
+        )
+
+
+def run_live(
+    options: GlobalOptions,
+    make_request: Callable[..., InspectionRequest],
+    run: Callable[[KubeApi, InspectionRequest], dict[str, Any]],
+    *,
+    nodes: list[str] | None,
+    selector: str | None,
+    all_nodes: bool,
+    parallel: int,
+    timeout: float,
+    image: str | None,
+    registry: str | None,
+    keep: bool,
+    dry_run: bool,
+    node_name: str | None,
+) -> dict[str, Any] | None:
+    """Check the node options, then print the pods (--dry-run, returns None) or run."""
+    from kubectl_storage.core.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415
+
+    if node_name:
+        raise UsageError("--node-name only goes with --from-file", "")
+    chosen = [bool(nodes), bool(selector), all_nodes]
+    if sum(chosen) == 0:
+        raise UsageError(
+            "no nodes chosen", "Name nodes as arguments, or use -l/--selector or --all-nodes."
+        )
+    if sum(chosen) > 1:
+        raise UsageError("choose nodes one way: NODE arguments, -l/--selector or --all-nodes", "")
+    if parallel < 1:
+        raise UsageError("--parallel must be at least 1", "")
+    if timeout <= 0:
+        raise UsageError("--timeout must be a positive number of seconds", "")
+    fields: dict[str, Any] = {
+        "image": image or with_registry(TOOLBOX_IMAGE, registry),
+        "nodes": tuple(nodes or ()),
+        "selector": selector,
+        "all_nodes": all_nodes,
+        "parallel": parallel,
+        "timeout_s": timeout,
+        "keep": keep,
+    }
+    if dry_run:
+        _print_pods(options, make_request, fields, nodes)
+        return None
+    api = options.connect()
+    request = make_request(namespace=options.namespace or api.namespace, **fields)
+    return run(api, request)
+
+
+def _print_pods(
+    options: GlobalOptions,
+    make_request: Callable[..., InspectionRequest],
+    fields: dict[str, Any],
+    nodes: list[str] | None,
+) -> None:
+    from kubectl_storage.core.labels import new_run_id, run_labels  # noqa: PLC0415
+    from kubectl_storage.operations.node_inspection import (  # noqa: PLC0415
+        inspection_manifests,
+        select_nodes,
+    )
+    from kubectl_storage.render.structured import write_yaml_documents  # noqa: PLC0415
+
+    api = None
+    try:
+        api = options.connect()  # reads the kubeconfig only; nodes by name need no API call
+    except UsageError:
+        if not nodes:
+            raise
+    namespace = options.namespace or (api.namespace if api else "default")
+    request = make_request(namespace=namespace, **fields)
+    names = list(nodes or ())
+    if not names:
+        assert api is not None
+        names = [node["metadata"]["name"] for node in select_nodes(api, request)]
+    run_id = new_run_id()
+    manifests = inspection_manifests(request, run_id, names)
+    for manifest in manifests:
+        manifest["metadata"].setdefault("labels", {}).update(run_labels(run_id, request.command))
+    write_yaml_documents(manifests, options.stdout)
+
+
+def finish(report: dict[str, Any], findings: list[dict[str, Any]], fail_on: str) -> None:
+    """Exit 2 when no node could be inspected, 1 on findings at or above --fail-on."""
+    from kubectl_storage.core.findings import Severity  # noqa: PLC0415
+
+    nodes = report["nodes"]
+    failed = [node for node in nodes if node["error"]]
+    if nodes and len(failed) == len(nodes):
+        raise ClusterError(
+            f"no node could be inspected ({failed[0]['node']}: {failed[0]['error']})",
+            "The report above has each node's reason.",
+        )
+    threshold = Severity(fail_on)
+    bad = [f for f in findings if Severity(f["severity"]).at_least(threshold)]
+    if bad:
+        raise FindingsError(f"{len(bad)} finding(s) at or above --fail-on {fail_on}", "")
