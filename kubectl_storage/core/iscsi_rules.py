@@ -6,9 +6,11 @@ rules.md; ``Finding.source`` names the vendor or upstream document (the rules.md
 the document). The lead calls :func:`evaluate_iscsi_node` once per node.
 
 Implemented: MP000 MP001 MP002 MP003 MP004 MP010 MP011 MP012 MP013 MP014 MP015 MP020 MP021
-MP022 MP030 MP031 MP032, ISCSI001 ISCSI002 ISCSI003 ISCSI004 ISCSI005 ISCSI007 ISCSI008 ISCSI009
-ISCSI010 ISCSI011 ISCSI013 ISCSI015. Not implemented (need node-record or iscsid.conf parsing,
-or sysfs timeouts we do not collect yet): MP023 MP033 MP034 ISCSI006 ISCSI012 ISCSI014 ISCSI016.
+MP022 MP023 MP030 MP031 MP032, ISCSI001 ISCSI002 ISCSI003 ISCSI004 ISCSI005 ISCSI006 ISCSI007
+ISCSI008 ISCSI009 ISCSI010 ISCSI011 ISCSI012 ISCSI013 ISCSI015 ISCSI016. ISCSI006, ISCSI012 and
+ISCSI016 read /etc/iscsi/iscsid.conf (:mod:`.iscsid_conf`), which only seeds new node records:
+per-record values are not collected. Not implemented (need per-record node settings, or sysfs
+timeouts we do not collect yet): MP033 MP034 ISCSI014.
 """
 
 from __future__ import annotations
@@ -18,6 +20,16 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from kubectl_storage.core.findings import Finding, Severity
 from kubectl_storage.core.iscsi import IscsiNodeRecord, IscsiSession
+from kubectl_storage.core.iscsid_conf import (
+    CMDS_MAX,
+    LOGIN_TIMEOUT,
+    NOOP_OUT_INTERVAL,
+    NOOP_OUT_TIMEOUT,
+    QUEUE_DEPTH,
+    SCAN,
+    STARTUP,
+    IscsidConf,
+)
 from kubectl_storage.core.multipath import MultipathMap, MultipathPath
 from kubectl_storage.core.multipath_conf import MultipathConf
 
@@ -25,10 +37,14 @@ __all__ = [
     "SOURCES",
     "check_chap",
     "check_duplicate_sessions",
+    "check_hpe_iscsid_conf",
+    "check_iscsid_noop_out",
+    "check_iscsid_scan",
     "check_multipath_conf",
     "check_multipath_map",
     "check_multipathd_presence",
     "check_portal_redundancy",
+    "check_pure_detect_prio",
     "check_replacement_timeout",
     "check_session_state",
     "check_unique_initiator_names",
@@ -529,6 +545,47 @@ def _check_map_queueing(mpath: MultipathMap) -> list[Finding]:
     ]
 
 
+def check_pure_detect_prio(conf: MultipathConf, maps: Sequence[MultipathMap] = ()) -> list[Finding]:
+    """MP023: a Pure FlashArray map while multipath.conf turns ``detect_prio`` on.
+
+    Limitation: :mod:`.multipath_conf` knows only the files, not the built-in hwtable, so the
+    value is resolved as overrides > matching device stanza > defaults (:func:`_effective`). A
+    value the files leave unset is not judged (older built-ins inherit the upstream default yes,
+    newer PURE entries set it off; ``multipathd show config`` tells which). A ``defaults``-only
+    yes is reported with that caveat, because a newer built-in PURE entry would win over it.
+    """
+    findings = []
+    seen: set[tuple[str, str]] = set()
+    for mpath in maps:
+        key = (mpath.vendor, mpath.product)
+        if _vendor_key(*key) != "pure" or key in seen:
+            continue
+        seen.add(key)
+        value = _effective(conf, "detect_prio", *key)
+        if value is None or value.lower() not in {"yes", "on"}:
+            continue
+        device = conf.device_for(*key)
+        if conf.overrides.get("detect_prio") is not None:
+            where = "overrides"
+        elif device is not None and device.get("detect_prio") is not None:
+            where = "its devices stanza"
+        else:
+            where = "defaults (a newer built-in PURE entry, which sets it off, would win)"
+        findings.append(
+            _finding(
+                "MP023",
+                Severity.INFO,
+                f"detect_prio {value} for {mpath.vendor},{mpath.product} from {where}; "
+                "Pure requires no, otherwise the sysfs prioritizer replaces alua and array "
+                "firmware updates can go wrong",
+                'detect_prio "no" in the PURE device stanza',
+                "S65",
+                "S53",
+            )
+        )
+    return findings
+
+
 # --- session checks (ISCSI001-ISCSI010, ISCSI013) -----------------------------------------------
 
 _LOGGED_IN = {"LOGGED_IN", "LOGGED IN"}
@@ -782,6 +839,102 @@ def check_unique_initiator_names(initiators: Mapping[str, str]) -> list[Finding]
     ]
 
 
+# --- iscsid.conf (ISCSI006, ISCSI012, ISCSI016) --------------------------------------------------
+#
+# iscsid.conf seeds node records at discovery; sessions run with their record's values, which we
+# do not collect. These rules therefore describe what new node records get.
+
+
+def _shown(conf: IscsidConf, key: str) -> str:
+    """``key = value`` with ``(default)`` when the file does not set it."""
+    value = conf.value(key)
+    return f"{key} = {value}" + ("" if conf.from_file(key) else " (default)")
+
+
+def check_iscsid_scan(conf: IscsidConf, *, trident: bool) -> list[Finding]:
+    """ISCSI012 (Trident nodes): ``node.session.scan`` is not ``manual``."""
+    if not trident:
+        return []
+    value = conf.value(SCAN)
+    if value is not None and value.lower() == "manual":
+        return []
+    return [
+        _finding(
+            "ISCSI012",
+            Severity.WARN,
+            f"Trident node: iscsid.conf has {_shown(conf, SCAN)}; new node records get automatic "
+            "LUN scans, which attach every LUN mapped to the initiator to this node",
+            "`sed -i 's/^\\(node.session.scan\\).*/\\1 = manual/' /etc/iscsi/iscsid.conf`, then "
+            "restart iscsid",
+            "S63",
+        )
+    ]
+
+
+def check_iscsid_noop_out(conf: IscsidConf, *, multipathed: bool) -> list[Finding]:
+    """ISCSI006: multipathed sessions exist while NOP-Out pings are off (interval or timeout 0).
+
+    Judged on iscsid.conf, i.e. on what new node records get; existing records keep their own
+    values (not collected).
+    """
+    if not multipathed:
+        return []
+    zero = [key for key in (NOOP_OUT_INTERVAL, NOOP_OUT_TIMEOUT) if conf.int_value(key) == 0]
+    if not zero:
+        return []
+    return [
+        _finding(
+            "ISCSI006",
+            Severity.WARN,
+            f"multipathed iSCSI sessions, and iscsid.conf sets {', '.join(zero)} to 0: new node "
+            "records get no NOP-Out pings, so a dead connection is noticed only through SCSI "
+            "command timeouts and multipath failover starts late (existing records not checked)",
+            "noop_out_interval 5 and noop_out_timeout 10 in iscsid.conf and "
+            "`iscsiadm -m node -o update -n node.conn[0].timeo.noop_out_timeout -v 10`, "
+            "then re-login",
+            "S56",
+            "S68",
+        )
+    ]
+
+
+#: HPE CSI node conformance (rules.md ISCSI016, S68): key, how to compare, wanted value.
+_HPE_ISCSID = (
+    (QUEUE_DEPTH, 256),
+    (CMDS_MAX, 512),
+    (LOGIN_TIMEOUT, 15),
+)
+
+
+def check_hpe_iscsid_conf(conf: IscsidConf, maps: Sequence[MultipathMap]) -> list[Finding]:
+    """ISCSI016 (HPE Nimble / Alletra 5000/6000 LUNs present): iscsid.conf below the HPE CSI
+    conformance values (queue_depth 256, cmds_max 512, login_timeout 15, node.startup manual)."""
+    if not any(_vendor_key(m.vendor, m.product) == "nimble" for m in maps):
+        return []
+    off = [
+        f"{_shown(conf, key)} (HPE: >= {minimum})"
+        for key, minimum in _HPE_ISCSID
+        if (number := conf.int_value(key)) is not None and number < minimum
+    ]
+    startup = conf.value(STARTUP)
+    if startup is not None and startup.lower() != "manual":
+        off.append(f"{_shown(conf, STARTUP)} (HPE: manual)")
+    if not off:
+        return []
+    return [
+        _finding(
+            "ISCSI016",
+            Severity.INFO,
+            f"HPE Nimble LUNs present; new node records get {'; '.join(off)}",
+            "Set the HPE CSI values in /etc/iscsi/iscsid.conf (node.session.queue_depth 256, "
+            "node.session.cmds_max 512, node.conn[0].timeo.login_timeout 15, "
+            "node.startup manual)",
+            "S68",
+            "S56",
+        )
+    ]
+
+
 # --- node entry point ---------------------------------------------------------------------------
 
 
@@ -799,6 +952,7 @@ def evaluate_iscsi_node(
     in_use_devices: Iterable[str] | None = None,
     access_states: Mapping[str, str] | None = None,
     nr_sessions: int = 1,
+    iscsid_conf: IscsidConf | None = None,
 ) -> list[Finding]:
     """Run every node-level iSCSI/multipath rule and return the findings, most severe first.
 
@@ -809,10 +963,11 @@ def evaluate_iscsi_node(
         node_records: ``iscsiadm -m node`` records (ISCSI010).
         multipathd_running / multipath_installed / multipath_conf_present / iscsid_running:
             facts probed on the node; ``None`` = unknown, never fires.
-        trident: the node runs Trident (raises MP003 to warn).
+        trident: the node runs Trident (raises MP003 to warn; enables ISCSI012).
         in_use_devices: ``sdX`` names kubelet uses directly (ISCSI008 severity, see there).
         access_states: ``{"sdX": access_state}`` from sysfs (MP020 when priorities are unknown).
         nr_sessions: ``node.session.nr_sessions`` (ISCSI009 tolerance).
+        iscsid_conf: parsed /etc/iscsi/iscsid.conf, when read (ISCSI006, ISCSI012, ISCSI016).
 
     Returns:
         Findings sorted by severity (error, warn, info), then rule id; order is stable.
@@ -842,12 +997,19 @@ def evaluate_iscsi_node(
         findings.extend(_check_map_queueing(mpath))
     if conf is not None:
         findings.extend(check_multipath_conf(conf, maps, trident=trident))
+        findings.extend(check_pure_detect_prio(conf, maps))
     multipathed = _multipathed_devices(maps)
+    any_multipathed = False
     for session in sessions:
         findings.extend(check_session_state(session))
         findings.extend(check_chap(session))
         session_multipathed = any(d.disk in multipathed for d in session.disks if d.disk)
+        any_multipathed = any_multipathed or session_multipathed
         findings.extend(check_replacement_timeout(session, session_multipathed))
+    if iscsid_conf is not None:
+        findings.extend(check_iscsid_scan(iscsid_conf, trident=trident))
+        findings.extend(check_iscsid_noop_out(iscsid_conf, multipathed=any_multipathed))
+        findings.extend(check_hpe_iscsid_conf(iscsid_conf, maps))
     findings.extend(check_unmultipathed_disks(sessions, maps, in_use_devices=in_use_devices))
     findings.extend(check_duplicate_sessions(sessions, nr_sessions=nr_sessions))
     findings.extend(check_portal_redundancy(sessions, node_records))

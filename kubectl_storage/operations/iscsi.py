@@ -31,6 +31,7 @@ from kubectl_storage.core.iscsi import (
     parse_iscsiadm_session_detail,
 )
 from kubectl_storage.core.iscsi_rules import evaluate_iscsi_node
+from kubectl_storage.core.iscsid_conf import IscsidConf, looks_like_iscsid_conf, parse_iscsid_conf
 from kubectl_storage.core.kubelet_paths import VolumeOwner
 from kubectl_storage.core.mounts import (
     FORMAT_MOUNTINFO,
@@ -127,11 +128,14 @@ def classify_iscsi_file(path: Path, text: str) -> str:
         return "iscsiadm-session"
     if detect_mount_format(text) == FORMAT_MOUNTINFO:
         return "mountinfo"
+    if looks_like_iscsid_conf(text):
+        return "iscsid-conf"
     raise UsageError(
         f"--from-file {path}: not iSCSI or multipath output"
         + (f" (it starts with {first_line(text)!r})" if text.strip() else " (it is empty)"),
         "Give `multipath -ll`, `multipathd show maps json`, `iscsiadm -m session [-P 3]`, "
-        "`iscsiadm -m node`, `sanlun lun show -p`, /etc/multipath.conf or /proc/1/mountinfo.",
+        "`iscsiadm -m node`, `sanlun lun show -p`, /etc/multipath.conf, /etc/iscsi/iscsid.conf "
+        "or /proc/1/mountinfo.",
     )
 
 
@@ -181,6 +185,8 @@ class _NodeFacts:
     #: None: unknown (offline, or not collected); False: the node has no /etc/multipath.conf.
     conf_present: bool | None = None
     records: tuple[IscsiNodeRecord, ...] = ()
+    #: /etc/iscsi/iscsid.conf (password lines removed on the node); None when not read.
+    iscsid_conf: IscsidConf | None = None
     sanlun: tuple[SanlunLun, ...] = ()
     mounts: list[MountEntry] | None = None
     dm_names: dict[str, str] = field(default_factory=dict)
@@ -209,6 +215,7 @@ def build_node_report(capture: NodeCapture, objects: VolumeObjects | None) -> di
             multipath_conf_present=facts.conf_present,
             trident=_runs_trident(capture.node, objects),
             in_use_devices=in_use,
+            iscsid_conf=facts.iscsid_conf,
         )
         if not _multipath_examined(capture, tools):
             # Without any multipath view, "no dm-multipath holder" would be a guess.
@@ -279,6 +286,10 @@ def _parse(capture: NodeCapture) -> _NodeFacts:
     facts.records = tuple(
         record for text in capture.all("iscsiadm-node") for record in parse_iscsiadm_node(text)
     )
+    iscsid_texts = [
+        t for t in capture.all("iscsid-conf") if t.strip() and t.strip() != ABSENT_MARKER
+    ]
+    facts.iscsid_conf = parse_iscsid_conf("\n".join(iscsid_texts)) if iscsid_texts else None
     facts.sanlun = tuple(
         lun for text in capture.all("sanlun") for lun in parse_sanlun_lun_show_p(text)
     )
@@ -439,15 +450,38 @@ def _bare_devices_in_use(owners: Mapping[str, Mapping[str, Any]]) -> set[str]:
     return {device for device in owners if device.startswith("sd")}
 
 
+TRIDENT_CSI_DRIVER = "csi.trident.netapp.io"
+
+
 def _runs_trident(node: str, objects: VolumeObjects) -> bool:
-    """A Trident node plugin pod runs on this node (MP003 is then a warning)."""
+    """A Trident node: a Trident node plugin pod runs on it, or a pod on it uses a PV of the
+    Trident CSI driver (MP003 is then a warning, ISCSI012 applies)."""
+    claims: set[tuple[Any, Any]] = set()
     for pod in objects.pods:
-        if (pod.get("spec") or {}).get("nodeName") != node:
+        spec = pod.get("spec") or {}
+        if spec.get("nodeName") != node:
             continue
-        for container in (pod.get("spec") or {}).get("containers") or []:
+        for container in spec.get("containers") or []:
             if "trident" in str(container.get("image", "")):
                 return True
-    return False
+        namespace = (pod.get("metadata") or {}).get("namespace")
+        for volume in spec.get("volumes") or []:
+            claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+            if claim:
+                claims.add((namespace, claim))
+    if not claims:
+        return False
+    volumes = {
+        (pvc.get("spec") or {}).get("volumeName")
+        for pvc in objects.pvcs
+        if ((pvc.get("metadata") or {}).get("namespace"), (pvc.get("metadata") or {}).get("name"))
+        in claims
+    }
+    return any(
+        ((pv.get("spec") or {}).get("csi") or {}).get("driver") == TRIDENT_CSI_DRIVER
+        for pv in objects.pvs
+        if (pv.get("metadata") or {}).get("name") in volumes
+    )
 
 
 def path_role(path: MultipathPath | Mapping[str, Any], group_status: str) -> str:

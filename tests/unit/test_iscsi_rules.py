@@ -18,16 +18,21 @@ from kubectl_storage.core.iscsi import (
 from kubectl_storage.core.iscsi_rules import (
     check_chap,
     check_duplicate_sessions,
+    check_hpe_iscsid_conf,
+    check_iscsid_noop_out,
+    check_iscsid_scan,
     check_multipath_conf,
     check_multipath_map,
     check_multipathd_presence,
     check_portal_redundancy,
+    check_pure_detect_prio,
     check_replacement_timeout,
     check_session_state,
     check_unique_initiator_names,
     check_unmultipathed_disks,
     evaluate_iscsi_node,
 )
+from kubectl_storage.core.iscsid_conf import IscsidConf, parse_iscsid_conf
 from kubectl_storage.core.multipath import (
     MultipathMap,
     MultipathPath,
@@ -36,6 +41,8 @@ from kubectl_storage.core.multipath import (
     parse_multipathd_json,
 )
 from kubectl_storage.core.multipath_conf import parse_multipath_conf
+from kubectl_storage.operations.iscsi import build_node_report
+from kubectl_storage.operations.mount_audit import NodeCapture, VolumeObjects
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
 
@@ -441,3 +448,148 @@ def test_evaluate_clean_node_is_quiet() -> None:
 def test_evaluate_without_multipathd(running: bool) -> None:
     findings = evaluate_iscsi_node([_session()], [], multipathd_running=running)
     assert _ids(findings)[:2] == ["MP000", "ISCSI008"]
+
+
+# --- iscsid.conf rules (ISCSI006, ISCSI012, ISCSI016) and MP023 -------------------------------
+
+
+def _iscsid(name: str) -> IscsidConf:
+    return parse_iscsid_conf((FIXTURES / "iscsid" / name).read_text(encoding="utf-8"))
+
+
+SHIPPED_ISCSID = _iscsid("iscsid.conf.open-iscsi")
+TRIDENT_ISCSID = _iscsid("iscsid.conf.invented-trident")
+HPE_ISCSID = _iscsid("iscsid.conf.invented-hpe")
+NOOP_OFF_ISCSID = _iscsid("iscsid.conf.invented-noop-off")
+NIMBLE = _map(_group(_path("sdb"), _path("sdc")), vendor="Nimble", product="Server")
+PURE = _map(_group(_path("sdb"), _path("sdc")), vendor="PURE", product="FlashArray")
+
+
+def test_iscsi012_shipped_scan_auto_on_trident_node() -> None:
+    findings = check_iscsid_scan(SHIPPED_ISCSID, trident=True)
+    assert _ids(findings) == ["ISCSI012"]
+    assert findings[0].severity is Severity.WARN
+    assert "node.session.scan = auto" in findings[0].message
+    assert "(default)" not in findings[0].message
+    assert "S63" in findings[0].source
+    # a missing key reads as the default auto, and says so
+    assert (
+        "node.session.scan = auto (default)"
+        in check_iscsid_scan(parse_iscsid_conf("node.startup = manual\n"), trident=True)[0].message
+    )
+
+
+def test_iscsi012_quiet_off_trident_or_with_manual_scan() -> None:
+    assert check_iscsid_scan(SHIPPED_ISCSID, trident=False) == []
+    assert check_iscsid_scan(TRIDENT_ISCSID, trident=True) == []
+
+
+def test_iscsi006_noop_out_off_with_multipathed_sessions() -> None:
+    findings = check_iscsid_noop_out(NOOP_OFF_ISCSID, multipathed=True)
+    assert _ids(findings) == ["ISCSI006"]
+    assert findings[0].severity is Severity.WARN
+    assert "new node records get" in findings[0].message
+    assert "noop_out_interval, node.conn[0].timeo.noop_out_timeout" in findings[0].message
+    only_timeout = parse_iscsid_conf("node.conn[0].timeo.noop_out_timeout = 0\n")
+    message = check_iscsid_noop_out(only_timeout, multipathed=True)[0].message
+    assert "sets node.conn[0].timeo.noop_out_timeout to 0" in message
+
+
+def test_iscsi006_quiet_without_multipath_or_with_shipped_values() -> None:
+    assert check_iscsid_noop_out(NOOP_OFF_ISCSID, multipathed=False) == []
+    assert check_iscsid_noop_out(SHIPPED_ISCSID, multipathed=True) == []
+
+
+def test_iscsi016_shipped_values_below_hpe_conformance() -> None:
+    findings = check_hpe_iscsid_conf(SHIPPED_ISCSID, [NIMBLE])
+    assert _ids(findings) == ["ISCSI016"]
+    assert findings[0].severity is Severity.INFO
+    message = findings[0].message
+    assert "node.session.queue_depth = 32" in message
+    assert "node.session.cmds_max = 128" in message
+    # shipped login_timeout 15 and node.startup manual meet the HPE values
+    assert "login_timeout" not in message
+    assert "node.startup" not in message
+
+
+def test_iscsi016_flags_automatic_startup_and_short_login_timeout() -> None:
+    conf = parse_iscsid_conf("node.conn[0].timeo.login_timeout = 5\nnode.startup = automatic\n")
+    message = check_hpe_iscsid_conf(conf, [NIMBLE])[0].message
+    assert "node.conn[0].timeo.login_timeout = 5 (HPE: >= 15)" in message
+    assert "node.startup = automatic (HPE: manual)" in message
+    assert "node.session.queue_depth = 32 (default)" in message
+
+
+def test_iscsi016_quiet_when_conformant_or_without_hpe_luns() -> None:
+    assert check_hpe_iscsid_conf(HPE_ISCSID, [NIMBLE]) == []
+    assert check_hpe_iscsid_conf(SHIPPED_ISCSID, [HEALTHY, PURE]) == []
+    assert check_hpe_iscsid_conf(SHIPPED_ISCSID, []) == []
+
+
+def test_mp023_pure_with_detect_prio_yes() -> None:
+    conf = parse_multipath_conf(
+        'devices {\n device {\n vendor "PURE"\n product "FlashArray"\n detect_prio yes\n }\n}\n'
+    )
+    findings = check_pure_detect_prio(conf, [PURE, PURE])
+    assert _ids(findings) == ["MP023"]
+    assert findings[0].severity is Severity.INFO
+    assert "devices stanza" in findings[0].message
+    assert "S65" in findings[0].source
+    from_defaults = check_pure_detect_prio(
+        parse_multipath_conf("defaults {\n detect_prio yes\n}\n"), [PURE]
+    )
+    assert "defaults" in from_defaults[0].message
+    # overrides beat the device stanza
+    overridden = parse_multipath_conf(
+        "overrides {\n detect_prio no\n}\n"
+        'devices {\n device {\n vendor "PURE"\n detect_prio yes\n }\n}\n'
+    )
+    assert check_pure_detect_prio(overridden, [PURE]) == []
+
+
+def test_mp023_quiet_for_no_unset_or_other_vendors() -> None:
+    yes = parse_multipath_conf("defaults {\n detect_prio yes\n}\n")
+    assert check_pure_detect_prio(yes, [HEALTHY, NIMBLE]) == []
+    no = parse_multipath_conf('devices {\n device {\n vendor "PURE"\n detect_prio "no"\n }\n}\n')
+    assert check_pure_detect_prio(no, [PURE]) == []
+    assert check_pure_detect_prio(TRIDENT_CONF, [PURE]) == []
+
+
+def test_evaluate_runs_the_iscsid_rules() -> None:
+    session = _session(recovery_timeout_s=10)
+    findings = evaluate_iscsi_node(
+        [session],
+        [dataclasses.replace(NIMBLE, queueing=None)],
+        iscsid_conf=NOOP_OFF_ISCSID,
+        trident=True,
+    )
+    assert {"ISCSI006", "ISCSI012", "ISCSI016"} <= set(_ids(findings))
+    # without the iscsid.conf the three rules cannot fire
+    without = _ids(evaluate_iscsi_node([session], [NIMBLE], trident=True))
+    assert not {"ISCSI006", "ISCSI012", "ISCSI016"} & set(without)
+
+
+def _trident_objects(driver: str) -> VolumeObjects:
+    pod = {
+        "metadata": {"name": "db-0", "namespace": "team-a", "uid": "u1"},
+        "spec": {
+            "nodeName": "w1",
+            "containers": [{"name": "main", "image": "postgres"}],
+            "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}}],
+        },
+    }
+    claim = {
+        "metadata": {"name": "data-db-0", "namespace": "team-a"},
+        "spec": {"volumeName": "pvc-1"},
+    }
+    volume = {"metadata": {"name": "pvc-1"}, "spec": {"csi": {"driver": driver}}}
+    return VolumeObjects(pods=(pod,), pvs=(volume,), pvcs=(claim,))
+
+
+def test_node_report_passes_iscsid_conf_and_trident_pv_to_the_rules() -> None:
+    text = (FIXTURES / "iscsid" / "iscsid.conf.open-iscsi").read_text(encoding="utf-8")
+    capture = NodeCapture(node="w1", texts={"iscsid-conf": (text,)})
+    trident = build_node_report(capture, _trident_objects("csi.trident.netapp.io"))
+    assert "ISCSI012" in [finding["id"] for finding in trident["findings"]]
+    other = build_node_report(capture, _trident_objects("ebs.csi.aws.com"))
+    assert "ISCSI012" not in [finding["id"] for finding in other["findings"]]
