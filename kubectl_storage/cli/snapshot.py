@@ -192,10 +192,10 @@ def check_command(
 
         kubectl storage snapshot check -s fast --snapshot-class fast-snaps --dry-run
     """
+    from kubectl_storage.operations.classes import default_storage_class  # noqa: PLC0415
     from kubectl_storage.operations.snapshot import (  # noqa: PLC0415
         CheckRequest,
         check_manifests,
-        default_storage_class,
         resolve_check_class,
         run_check,
         validate_check,

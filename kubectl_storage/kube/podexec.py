@@ -46,6 +46,65 @@ def interrupted(exc: BaseException) -> bool:
     return False
 
 
+def open_exec(
+    api: KubeApi,
+    pod: str,
+    command: list[str],
+    *,
+    namespace: str | None = None,
+    container: str | None = None,
+    stdin: bool = False,
+    tty: bool = False,
+    binary: bool = False,
+) -> Any:
+    """Open an exec websocket to ``pod`` (stderr separate unless ``tty``).
+
+    Raises:
+        KeyboardInterrupt: Ctrl-C while connecting (the client reports it as an API error).
+        ClusterError: the API server is unreachable or refused the exec (404, 403, …).
+    """
+    from kubernetes.client import ApiClient, CoreV1Api  # noqa: PLC0415 - heavy, only when needed
+    from kubernetes.stream import stream  # noqa: PLC0415
+
+    # kubernetes.stream.stream() swaps call_api on the client it is given while it connects;
+    # a client of its own keeps concurrent requests from other threads (fan-out) intact.
+    core = CoreV1Api(ApiClient(api.connection.api_client.configuration))
+    kwargs = {"container": container} if container else {}
+    try:
+        return stream(
+            core.connect_get_namespaced_pod_exec,
+            pod,
+            namespace or api.namespace,
+            command=command,
+            stderr=not tty,  # a TTY merges stderr into stdout; the API refuses both
+            stdin=stdin,
+            stdout=True,
+            tty=tty,
+            binary=binary,
+            _preload_content=False,
+            **kwargs,
+        )
+    except Exception as exc:
+        if interrupted(exc):
+            raise KeyboardInterrupt from exc  # so the run scope cleans up and exits 130
+        status = getattr(exc, "status", None)
+        if not status:
+            raise describe_unreachable(api.connection, exc) from exc
+        from kubectl_storage.kube.api import _api_error  # noqa: PLC0415
+
+        raise _api_error(int(status), str(getattr(exc, "body", "") or exc), "EXEC", pod) from exc
+
+
+def exit_status(client: Any) -> int | None:
+    """The command's exit status from a closed exec stream; None when the connection was cut
+    before the status message arrived."""
+    try:
+        code = client.returncode
+    except (TypeError, KeyError, ValueError, IndexError, AttributeError):
+        return None
+    return None if code is None else int(code)
+
+
 def close_stream(client: Any) -> None:
     """Close an exec websocket, and its socket, without losing a Ctrl-C that arrives meanwhile.
 
@@ -106,36 +165,9 @@ def exec_in_pod(
     Raises:
         WaitTimeoutError: the command did not finish within ``timeout_s``.
     """
-    from kubernetes.client import ApiClient, CoreV1Api  # noqa: PLC0415 - heavy, only when needed
-    from kubernetes.stream import stream  # noqa: PLC0415
-
-    # kubernetes.stream.stream() swaps call_api on the client it is given while it connects;
-    # a client of its own keeps concurrent requests from other threads (fan-out) intact.
-    core = CoreV1Api(ApiClient(api.connection.api_client.configuration))
-    ns = namespace or api.namespace
-    kwargs = {"container": container} if container else {}
-    try:
-        client = stream(
-            core.connect_get_namespaced_pod_exec,
-            pod,
-            ns,
-            command=command,
-            stderr=True,
-            stdin=stdin is not None,
-            stdout=True,
-            tty=False,
-            _preload_content=False,
-            **kwargs,
-        )
-    except Exception as exc:
-        if interrupted(exc):
-            raise KeyboardInterrupt from exc
-        status = getattr(exc, "status", None)
-        if status is None:
-            raise describe_unreachable(api.connection, exc) from exc
-        from kubectl_storage.kube.api import _api_error  # noqa: PLC0415
-
-        raise _api_error(int(status), str(getattr(exc, "body", "") or exc), "EXEC", pod) from exc
+    client = open_exec(
+        api, pod, command, namespace=namespace, container=container, stdin=stdin is not None
+    )
     stdout: list[str] = []
     stderr: list[str] = []
     deadline = time.monotonic() + timeout_s
@@ -161,11 +193,7 @@ def exec_in_pod(
         # drain what arrived with the close
         stdout.append(client.read_stdout() or "")
         stderr.append(client.read_stderr() or "")
-        try:
-            code = client.returncode
-        except (TypeError, KeyError, ValueError, IndexError):
-            # The stream closed without the status message: the connection was cut.
-            code = None
+        code = exit_status(client)
     finally:
         close_stream(client)
     if code is None:

@@ -23,8 +23,7 @@ from typing import Any
 
 from kubectl_storage.errors import ClusterError, WaitTimeoutError
 from kubectl_storage.kube.api import KubeApi
-from kubectl_storage.kube.connection import describe_unreachable
-from kubectl_storage.kube.podexec import close_stream, interrupted
+from kubectl_storage.kube.podexec import close_stream, exit_status, interrupted, open_exec
 
 __all__ = ["exec_interactive", "exec_to_sink", "interrupted"]
 
@@ -66,49 +65,22 @@ def _open(
     stdin: bool,
     tty: bool,
 ) -> Any:
-    """Open a binary exec websocket (stderr separate unless ``tty``)."""
-    from kubernetes.client import ApiClient, CoreV1Api  # noqa: PLC0415 - heavy, only when needed
-    from kubernetes.stream import stream  # noqa: PLC0415
-
-    # A client of its own: stream() swaps call_api on the client it is given (see podexec).
-    core = CoreV1Api(ApiClient(api.connection.api_client.configuration))
-    kwargs = {"container": container} if container else {}
-    try:
-        client = stream(
-            core.connect_get_namespaced_pod_exec,
-            pod,
-            namespace or api.namespace,
-            command=command,
-            stderr=not tty,  # a TTY merges stderr into stdout; the API refuses both
-            stdin=stdin,
-            stdout=True,
-            tty=tty,
-            binary=True,
-            _preload_content=False,
-            **kwargs,
-        )
-    except Exception as exc:
-        if interrupted(exc):
-            raise KeyboardInterrupt from None  # so the run scope cleans up and exits 130
-        status = getattr(exc, "status", None)
-        if not status:
-            raise describe_unreachable(api.connection, exc) from exc
-        from kubectl_storage.kube.api import _api_error  # noqa: PLC0415
-
-        raise _api_error(int(status), str(getattr(exc, "body", "") or exc), "EXEC", pod) from exc
+    """Open a binary exec websocket that keeps no second copy of the output."""
+    client = open_exec(
+        api,
+        pod,
+        command,
+        namespace=namespace,
+        container=container,
+        stdin=stdin,
+        tty=tty,
+        binary=True,
+    )
     # The client keeps a second copy of everything for read_all(); a large tar would double in
     # memory for nothing.
     if hasattr(client, "_all"):
         client._all = _NoCapture()
     return client
-
-
-def _returncode(client: Any) -> int | None:
-    try:
-        code = client.returncode
-    except (TypeError, KeyError, ValueError, IndexError, AttributeError):
-        return None  # the stream closed without the status message: the connection was cut
-    return None if code is None else int(code)
 
 
 def _text(data: Any) -> str:
@@ -169,7 +141,7 @@ def exec_to_sink(
                 on_tick(received)
                 next_tick = time.monotonic() + tick_every_s
         drain()
-        code = _returncode(client)
+        code = exit_status(client)
     finally:
         close_stream(client)
     if code is None:
@@ -258,7 +230,7 @@ def exec_interactive(
         out = client.read_stdout(timeout=0)  # what arrived with the close
         if out:
             os.write(stdout_fd, bytes(out))
-        code = _returncode(client) if not client.is_open() else None
+        code = exit_status(client) if not client.is_open() else None
     finally:
         termios.tcsetattr(stdin_fd, termios.TCSADRAIN, saved)
         if in_main:

@@ -261,24 +261,6 @@ def _get_optional(api: KubeApi, kind: kinds.ResourceKind, name: str | None) -> J
         return None
 
 
-def default_storage_class(api: KubeApi) -> str:
-    """The cluster's one default StorageClass.
-
-    Raises:
-        UsageError: there is none, or several.
-    """
-    from kubectl_storage.operations.classes import list_classes  # noqa: PLC0415
-
-    defaults = [c.name for c in list_classes(api).storage_classes if c.is_default]
-    if len(defaults) != 1:
-        raise UsageError(
-            "no StorageClass given and the cluster has "
-            + ("no default class" if not defaults else f"{len(defaults)} default classes"),
-            "Name one with -s (kubectl storage classes lists them).",
-        )
-    return defaults[0]
-
-
 # -- waiting ----------------------------------------------------------------------------------
 
 
