@@ -244,24 +244,25 @@ class RunScope:
             if settled is None:
                 continue
             kind, name, ns = key
-            current = self.api.get_or_none(kind, name, ns)
-            if current is None or settled(current):
-                continue
-            log.info(
-                "waiting up to %.0fs for %s %s to finish before deleting it (deleting it "
-                "half-made can leave it stuck)",
-                SETTLE_TIMEOUT_S,
-                kind.kind,
-                name,
-            )
+            timeout_s = min(SETTLE_TIMEOUT_S, self.cleanup_timeout_s)
             try:
+                current = self.api.get_or_none(kind, name, ns)
+                if current is None or settled(current):
+                    continue
+                log.info(
+                    "waiting up to %.0fs for %s %s to finish before deleting it (deleting it "
+                    "half-made can leave it stuck)",
+                    timeout_s,
+                    kind.kind,
+                    name,
+                )
                 wait_for(
                     self.api,
                     kind,
                     name,
                     settled,
                     namespace=ns,
-                    timeout_s=min(SETTLE_TIMEOUT_S, self.cleanup_timeout_s),
+                    timeout_s=timeout_s,
                     what="finished",
                 )
             except ClusterError as exc:  # a timeout, or the API failing: delete regardless
