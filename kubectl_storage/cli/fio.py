@@ -110,8 +110,8 @@ def fio_command(
 
         kubectl storage fio --from-json fast.json
     """
-    from kubectl_storage.core.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415
-    from kubectl_storage.core.manifests import PodIdentity  # noqa: PLC0415
+    from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415
+    from kubectl_storage.core.k8s.manifests import PodIdentity  # noqa: PLC0415
     from kubectl_storage.operations.fio import FioRequest  # noqa: PLC0415
 
     options = options_of(ctx)
@@ -197,8 +197,8 @@ def _parse_percent(text: str) -> float:
 
 
 def _load_report(path: Path) -> dict[str, Any]:
-    from kubectl_storage.core.fio_results import FioOutputError, parse_fio_output  # noqa: PLC0415
-    from kubectl_storage.core.fio_stats import build_fio_report  # noqa: PLC0415
+    from kubectl_storage.core.fio.results import FioOutputError, parse_fio_output  # noqa: PLC0415
+    from kubectl_storage.core.fio.stats import build_fio_report  # noqa: PLC0415
 
     try:
         text = path.read_text()
@@ -227,7 +227,7 @@ def _finish(
     baseline: Path | None,
     threshold: float,
 ) -> None:
-    from kubectl_storage.core.fio_stats import BaselineError, compare_with_baseline  # noqa: PLC0415
+    from kubectl_storage.core.fio.stats import BaselineError, compare_with_baseline  # noqa: PLC0415
     from kubectl_storage.render.fio import write_fio_table  # noqa: PLC0415
 
     comparison = None

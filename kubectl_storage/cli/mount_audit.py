@@ -75,7 +75,7 @@ def mount_audit_command(
 
         kubectl storage mount-audit --all-nodes --dry-run
     """
-    from kubectl_storage.core.nfs_rules import PROFILES  # noqa: PLC0415 - keep --help fast
+    from kubectl_storage.core.mount_audit.rules import PROFILES  # noqa: PLC0415 - keep --help fast
 
     if profile is not None and profile not in PROFILES:
         raise UsageError(f"--profile {profile!r} is not known", f"Choose {', '.join(PROFILES)}.")

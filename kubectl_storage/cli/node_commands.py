@@ -97,7 +97,7 @@ def run_live(
     node_name: str | None,
 ) -> dict[str, Any] | None:
     """Check the node options, then print the pods (--dry-run, returns None) or run."""
-    from kubectl_storage.core.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415
+    from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415
 
     if node_name:
         raise UsageError("--node-name only goes with --from-file", "")
@@ -135,7 +135,7 @@ def _print_pods(
     fields: dict[str, Any],
     nodes: list[str] | None,
 ) -> None:
-    from kubectl_storage.core.labels import new_run_id, run_labels  # noqa: PLC0415
+    from kubectl_storage.core.k8s.labels import new_run_id, run_labels  # noqa: PLC0415
     from kubectl_storage.operations.node_inspection import (  # noqa: PLC0415
         inspection_manifests,
         select_nodes,
@@ -163,7 +163,7 @@ def _print_pods(
 
 def finish(report: dict[str, Any], findings: list[dict[str, Any]], fail_on: str) -> None:
     """Exit 2 when no node could be inspected, 1 on findings at or above --fail-on."""
-    from kubectl_storage.core.findings import Severity  # noqa: PLC0415
+    from kubectl_storage.core.report.findings import Severity  # noqa: PLC0415
 
     nodes = report["nodes"]
     failed = [node for node in nodes if node["error"]]

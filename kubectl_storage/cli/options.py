@@ -13,7 +13,7 @@ import typer
 from kubectl_storage.errors import UsageError
 
 if TYPE_CHECKING:
-    from kubectl_storage.core.manifests import PodPlacement
+    from kubectl_storage.core.k8s.manifests import PodPlacement
 
 NodeOpt = Annotated[str | None, typer.Option("--node", help="Run the pod on this node.")]
 NodeSelectorOpt = Annotated[
@@ -50,7 +50,7 @@ def placement_from_flags(
     memory: str | None = None,
 ) -> PodPlacement:
     """Build a PodPlacement from the placement flags, or a UsageError naming what is wrong."""
-    from kubectl_storage.core.manifests import (  # noqa: PLC0415 - keep --help fast
+    from kubectl_storage.core.k8s.manifests import (  # noqa: PLC0415 - keep --help fast
         PodPlacement,
         Toleration,
         parse_node_selector,

@@ -76,8 +76,8 @@ def _pod_settings(
     timeout: float,
     keep: bool,
 ) -> Any:
-    from kubectl_storage.core.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415
-    from kubectl_storage.core.manifests import (  # noqa: PLC0415
+    from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415
+    from kubectl_storage.core.k8s.manifests import (  # noqa: PLC0415
         PodIdentity,
     )
     from kubectl_storage.operations.snapshot import PodSettings  # noqa: PLC0415
@@ -446,7 +446,7 @@ def cp_command(
 
         kubectl storage snapshot cp data-snap:/ ./whole-volume --force
     """
-    from kubectl_storage.core.snapshots import parse_snapshot_ref  # noqa: PLC0415
+    from kubectl_storage.core.snapshot.snapshots import parse_snapshot_ref  # noqa: PLC0415
     from kubectl_storage.operations.snapshot import (  # noqa: PLC0415
         CopyRequest,
         SnapshotSource,

@@ -87,13 +87,13 @@ def validate_persistence_command(
 
         kubectl storage validate-persistence -s fast --dry-run
     """
-    from kubectl_storage.core.images import MYSQL_IMAGE, with_registry  # noqa: PLC0415
-    from kubectl_storage.core.persistence import (  # noqa: PLC0415
+    from kubectl_storage.core.k8s.images import MYSQL_IMAGE, with_registry  # noqa: PLC0415
+    from kubectl_storage.core.validate_persistence.mysql import (  # noqa: PLC0415
         VolumeType,
         parse_disruptions,
         parse_volume_type,
     )
-    from kubectl_storage.operations.persistence import PersistenceRequest  # noqa: PLC0415
+    from kubectl_storage.operations.validate_persistence import PersistenceRequest  # noqa: PLC0415
 
     options = options_of(ctx)
     try:
@@ -134,13 +134,13 @@ def validate_persistence_command(
         keep=keep,
     )
     if dry_run:
-        from kubectl_storage.operations.persistence import dry_run_manifests  # noqa: PLC0415
+        from kubectl_storage.operations.validate_persistence import dry_run_manifests  # noqa: PLC0415
         from kubectl_storage.render.structured import write_yaml_documents  # noqa: PLC0415
 
         write_yaml_documents(dry_run_manifests(request), options.stdout)
         return
-    from kubectl_storage.operations.persistence import run_persistence  # noqa: PLC0415
-    from kubectl_storage.render.persistence import write_persistence_table  # noqa: PLC0415
+    from kubectl_storage.operations.validate_persistence import run_persistence  # noqa: PLC0415
+    from kubectl_storage.render.validate_persistence import write_persistence_table  # noqa: PLC0415
 
     assert api is not None
     report = run_persistence(api, request)

@@ -8,14 +8,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_storage.core.findings import Finding, Severity
-from kubectl_storage.core.reports import report_envelope
-
-DEFAULT_SC_ANNOTATIONS = (
-    "storageclass.kubernetes.io/is-default-class",
-    "storageclass.beta.kubernetes.io/is-default-class",
+from kubectl_storage.core.k8s.objects import (
+    is_default_snapshot_class,
+    is_default_storage_class,
+    name_of,
 )
-DEFAULT_VSC_ANNOTATION = "snapshot.storage.kubernetes.io/is-default-class"
+from kubectl_storage.core.report.envelope import report_envelope
+from kubectl_storage.core.report.findings import Finding, Severity
 
 #: Provisioners whose volumes are NFS mounts; their mount options decide behaviour on failure.
 NFS_PROVISIONER_HINTS = (
@@ -121,15 +120,6 @@ class ClassList:
         )
 
 
-def _annotation_true(obj: dict[str, Any], keys: tuple[str, ...]) -> bool:
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    return any(str(annotations.get(k, "")).lower() == "true" for k in keys)
-
-
-def _name(obj: dict[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name", ""))
-
-
 def looks_like_nfs(provisioner: str, parameters: dict[str, str]) -> bool:
     """Whether a class most likely provisions NFS volumes (from its provisioner and parameters)."""
     lowered = provisioner.lower()
@@ -151,10 +141,10 @@ def build_class_list(
         sorted(
             (
                 SnapshotClassInfo(
-                    name=_name(v),
+                    name=name_of(v),
                     driver=str(v.get("driver", "")),
                     deletion_policy=str(v.get("deletionPolicy", "")),
-                    is_default=_annotation_true(v, (DEFAULT_VSC_ANNOTATION,)),
+                    is_default=is_default_snapshot_class(v),
                 )
                 for v in snapshot_classes or []
             ),
@@ -165,7 +155,7 @@ def build_class_list(
         sorted(
             (
                 CsiDriverInfo(
-                    name=_name(d),
+                    name=name_of(d),
                     attach_required=bool((d.get("spec") or {}).get("attachRequired", True)),
                     fs_group_policy=str(
                         (d.get("spec") or {}).get("fsGroupPolicy", "ReadWriteOnceWithFSType")
@@ -187,8 +177,8 @@ def build_class_list(
         parameters = {str(k): str(v) for k, v in (sc.get("parameters") or {}).items()}
         classes.append(
             StorageClassInfo(
-                name=_name(sc),
-                is_default=_annotation_true(sc, DEFAULT_SC_ANNOTATIONS),
+                name=name_of(sc),
+                is_default=is_default_storage_class(sc),
                 provisioner=provisioner,
                 reclaim_policy=str(sc.get("reclaimPolicy", "Delete")),
                 volume_binding_mode=str(sc.get("volumeBindingMode", "Immediate")),

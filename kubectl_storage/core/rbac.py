@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from kubectl_storage.core.kinds import VOLUME_SNAPSHOT
+from kubectl_storage.core.k8s.kinds import VOLUME_SNAPSHOT
 
 RBAC_API_VERSION = "rbac.authorization.k8s.io/v1"
 DEFAULT_NAME = "kubectl-storage"

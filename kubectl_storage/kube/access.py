@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from kubectl_storage.core.kinds import NAMESPACE
+from kubectl_storage.core.k8s.kinds import NAMESPACE
 from kubectl_storage.errors import ForbiddenError, NotFoundError
 from kubectl_storage.kube.api import KubeApi
 

@@ -12,7 +12,7 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-from kubectl_storage.core.kinds import ResourceKind
+from kubectl_storage.core.k8s.kinds import ResourceKind
 from kubectl_storage.errors import ClusterError, ForbiddenError, NotFoundError
 from kubectl_storage.kube.connection import Connection, describe_unreachable
 

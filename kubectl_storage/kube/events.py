@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_storage.core.kinds import EVENT
+from kubectl_storage.core.k8s.kinds import EVENT
 from kubectl_storage.kube.api import JsonDict, KubeApi
 
 

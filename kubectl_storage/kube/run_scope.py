@@ -23,8 +23,8 @@ from collections.abc import Callable
 from types import FrameType, TracebackType
 from typing import Any
 
-from kubectl_storage.core.kinds import ResourceKind
-from kubectl_storage.core.labels import new_run_id, run_labels
+from kubectl_storage.core.k8s.kinds import ResourceKind
+from kubectl_storage.core.k8s.labels import new_run_id, run_labels
 from kubectl_storage.errors import ClusterError, Interrupted, Terminated
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.waits import wait_for, wait_gone

@@ -10,7 +10,7 @@ import logging
 import time
 from collections.abc import Callable
 
-from kubectl_storage.core.kinds import ResourceKind
+from kubectl_storage.core.k8s.kinds import ResourceKind
 from kubectl_storage.errors import ClusterError, StorageToolError, WaitTimeoutError
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.events import events_for

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kubectl_storage.core.classes import ClassList, build_class_list
-from kubectl_storage.core.kinds import CSI_DRIVER, STORAGE_CLASS, VOLUME_SNAPSHOT_CLASS
+from kubectl_storage.core.k8s.kinds import CSI_DRIVER, STORAGE_CLASS, VOLUME_SNAPSHOT_CLASS
 from kubectl_storage.errors import NotFoundError, UsageError
 from kubectl_storage.kube.api import JsonDict, KubeApi
 

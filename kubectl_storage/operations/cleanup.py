@@ -7,14 +7,14 @@ import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
-from kubectl_storage.core.kinds import RUN_CREATED_KINDS, ResourceKind
-from kubectl_storage.core.labels import MANAGED_SELECTOR, RUN_ID
-from kubectl_storage.core.leftovers import (
+from kubectl_storage.core.cleanup import (
     CleanupReport,
     Leftover,
     leftover_from_object,
     select_leftovers,
 )
+from kubectl_storage.core.k8s.kinds import RUN_CREATED_KINDS, ResourceKind
+from kubectl_storage.core.k8s.labels import MANAGED_SELECTOR, RUN_ID
 from kubectl_storage.errors import NotFoundError
 from kubectl_storage.kube.api import KubeApi
 

@@ -20,9 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubectl_storage.core import kinds
-from kubectl_storage.core.findings import Severity
-from kubectl_storage.core.fio_jobs import (
+from kubectl_storage.core.fio.jobs import (
     DEFAULT_DIRECTORY,
     PROFILES,
     FioJobError,
@@ -31,10 +29,11 @@ from kubectl_storage.core.fio_jobs import (
     render_profile,
     validate_job_text,
 )
-from kubectl_storage.core.fio_results import FioOutputError, FioResult, parse_fio_output
-from kubectl_storage.core.fio_stats import build_fio_report
-from kubectl_storage.core.labels import object_name
-from kubectl_storage.core.manifests import (
+from kubectl_storage.core.fio.results import FioOutputError, FioResult, parse_fio_output
+from kubectl_storage.core.fio.stats import build_fio_report
+from kubectl_storage.core.k8s import kinds
+from kubectl_storage.core.k8s.labels import object_name
+from kubectl_storage.core.k8s.manifests import (
     Manifest,
     PodIdentity,
     PodPlacement,
@@ -42,7 +41,8 @@ from kubectl_storage.core.manifests import (
     build_pvc,
     build_workload_pod,
 )
-from kubectl_storage.core.quantities import QuantityError, format_bytes, parse_size_bytes
+from kubectl_storage.core.k8s.quantities import QuantityError, format_bytes, parse_size_bytes
+from kubectl_storage.core.report.findings import Severity
 from kubectl_storage.errors import ClusterError, FindingsError, NotFoundError, UsageError
 from kubectl_storage.kube.access import AccessRequest, require_access
 from kubectl_storage.kube.api import KubeApi

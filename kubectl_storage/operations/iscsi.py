@@ -18,8 +18,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from kubectl_storage.core.findings import Finding, Severity
-from kubectl_storage.core.iscsi import (
+from kubectl_storage.core.iscsi.iscsid_conf import (
+    IscsidConf,
+    looks_like_iscsid_conf,
+    parse_iscsid_conf,
+)
+from kubectl_storage.core.iscsi.multipath import (
+    MultipathMap,
+    MultipathParseError,
+    MultipathPath,
+    parse_multipath_ll,
+    parse_multipathd_json,
+)
+from kubectl_storage.core.iscsi.multipath_conf import MultipathConf, parse_multipath_conf
+from kubectl_storage.core.iscsi.rules import evaluate_iscsi_node
+from kubectl_storage.core.iscsi.sanlun import SanlunLun, parse_sanlun_lun_show_p
+from kubectl_storage.core.iscsi.sessions import (
     IscsiDisk,
     IscsiInputFormat,
     IscsiNodeRecord,
@@ -30,30 +44,20 @@ from kubectl_storage.core.iscsi import (
     parse_iscsiadm_session,
     parse_iscsiadm_session_detail,
 )
-from kubectl_storage.core.iscsi_rules import evaluate_iscsi_node
-from kubectl_storage.core.iscsid_conf import IscsidConf, looks_like_iscsid_conf, parse_iscsid_conf
-from kubectl_storage.core.kubelet_paths import VolumeOwner
-from kubectl_storage.core.mounts import (
+from kubectl_storage.core.nodes.collect import ABSENT_MARKER, ISCSI_SECTIONS, parse_tools_section
+from kubectl_storage.core.nodes.kubelet_paths import VolumeOwner
+from kubectl_storage.core.nodes.mounts import (
     FORMAT_MOUNTINFO,
     MountEntry,
     MountParseError,
     detect_mount_format,
     parse_mountinfo,
 )
-from kubectl_storage.core.multipath import (
-    MultipathMap,
-    MultipathParseError,
-    MultipathPath,
-    parse_multipath_ll,
-    parse_multipathd_json,
-)
-from kubectl_storage.core.multipath_conf import MultipathConf, parse_multipath_conf
-from kubectl_storage.core.node_collect import ABSENT_MARKER, ISCSI_SECTIONS, parse_tools_section
-from kubectl_storage.core.reports import report_envelope
-from kubectl_storage.core.sanlun import SanlunLun, parse_sanlun_lun_show_p
+from kubectl_storage.core.report.envelope import report_envelope
+from kubectl_storage.core.report.findings import Finding, Severity
 from kubectl_storage.errors import UsageError
 from kubectl_storage.kube.api import KubeApi
-from kubectl_storage.operations.mount_audit import (
+from kubectl_storage.operations.node_capture import (
     NodeCapture,
     VolumeObjects,
     first_line,

@@ -13,22 +13,24 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kubectl_storage.core import kinds
-from kubectl_storage.core.findings import Severity
-from kubectl_storage.core.kubelet_paths import (
+from kubectl_storage.core.mount_audit.mountstats import NfsMountStats, parse_mountstats
+from kubectl_storage.core.mount_audit.rules import (
+    MountAudit,
+    NodeFacts,
+    audit_mounts,
+)
+from kubectl_storage.core.nodes.collect import MOUNT_SECTIONS
+from kubectl_storage.core.nodes.kubelet_paths import (
     KIND_BLOCK,
     KIND_GLOBAL_MOUNT,
     KIND_POD_VOLUME,
     VolumeOwner,
-    resolve_mountpoints,
 )
-from kubectl_storage.core.mounts import (
+from kubectl_storage.core.nodes.mounts import (
     FORMAT_MOUNTINFO,
     FORMAT_MOUNTSTATS,
     FORMAT_UNKNOWN,
@@ -37,29 +39,26 @@ from kubectl_storage.core.mounts import (
     detect_mount_format,
     parse_mounts,
 )
-from kubectl_storage.core.mountstats import NfsMountStats, parse_mountstats
-from kubectl_storage.core.nfs_rules import MountAudit, NodeFacts, VolumeContext, audit_mounts
-from kubectl_storage.core.node_collect import MOUNT_SECTIONS
-from kubectl_storage.core.reports import report_envelope
-from kubectl_storage.errors import ClusterError, UsageError
+from kubectl_storage.core.report.envelope import report_envelope
+from kubectl_storage.core.report.findings import Severity
+from kubectl_storage.errors import UsageError
 from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.operations.node_capture import (
+    NodeCapture,
+    VolumeObjects,
+    first_line,
+    read_capture_files,
+    read_volume_objects,
+)
 from kubectl_storage.operations.node_inspection import (
     InspectionKind,
     InspectionRequest,
-    NodeOutput,
     inspect_nodes,
 )
 
 log = logging.getLogger(__name__)
 
 KIND = "MountAuditReport"
-
-#: Where kubelets keep volumes: the default, k0s and MicroK8s.
-KUBELET_ROOTS = (
-    "/var/lib/kubelet",
-    "/var/lib/k0s/kubelet",
-    "/var/snap/microk8s/common/var/lib/kubelet",
-)
 
 #: Pod volumes that are the pod's own files, not storage: left out of the volume list.
 _NOT_STORAGE_PLUGINS = frozenset(
@@ -76,224 +75,6 @@ _NOT_STORAGE_PLUGINS = frozenset(
 REPORTED_OPS = ("READ", "WRITE", "GETATTR")
 
 _SEVERITIES = tuple(severity.value for severity in sorted(Severity, key=lambda s: -s.rank))
-
-
-# ---------------------------------------------------------------------------------------------
-# Inputs: what one node gave us, from a debug pod or from files
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class NodeCapture:
-    """The raw texts of one node, by kind (a live section name or a detected file format).
-
-    Several files of one kind (two multipath captures, say) stay separate texts.
-    """
-
-    node: str
-    texts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    error: str | None = None
-    inputs: tuple[str, ...] = ()
-
-    def all(self, kind: str) -> tuple[str, ...]:
-        """Every non-blank text of one kind."""
-        return tuple(text for text in self.texts.get(kind, ()) if text.strip())
-
-    def first(self, kind: str) -> str:
-        """The first non-blank text of one kind, or ``""``."""
-        texts = self.all(kind)
-        return texts[0] if texts else ""
-
-    @classmethod
-    def from_output(cls, output: NodeOutput) -> NodeCapture:
-        """A live node's sections, one text each."""
-        return cls(
-            node=output.node,
-            texts={name: (text,) for name, text in output.sections.items()},
-            error=output.error,
-            inputs=tuple(output.sections),
-        )
-
-
-def read_capture_files(
-    paths: Sequence[str | Path], node_name: str | None, classify: Callable[[Path, str], str]
-) -> list[NodeCapture]:
-    """Read ``--from-file`` inputs and group them by node.
-
-    Args:
-        paths: the files, in the order given.
-        node_name: every file belongs to this node; without it each file names its own node.
-        classify: ``classify(path, text) -> kind``, raising :class:`UsageError` for a file it
-            cannot place.
-
-    Raises:
-        UsageError: a file cannot be read or its format is not recognised.
-    """
-    grouped: dict[str, dict[str, list[str]]] = {}
-    inputs: dict[str, list[str]] = defaultdict(list)
-    for raw_path in paths:
-        path = Path(raw_path)
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except IsADirectoryError as exc:
-            raise UsageError(f"--from-file {path}: is a directory", "Give files.") from exc
-        except OSError as exc:
-            raise UsageError(f"--from-file {path}: cannot read it: {exc.strerror}", "") from exc
-        kind = classify(path, text)
-        node = node_name or path.name
-        grouped.setdefault(node, {}).setdefault(kind, []).append(text)
-        inputs[node].append(f"{path} ({kind})")
-    return [
-        NodeCapture(
-            node=node,
-            texts={kind: tuple(texts) for kind, texts in by_kind.items()},
-            inputs=tuple(inputs[node]),
-        )
-        for node, by_kind in grouped.items()
-    ]
-
-
-def first_line(text: str) -> str:
-    """The first non-blank line of ``text`` (for messages about unreadable output)."""
-    for line in text.splitlines():
-        if line.strip():
-            return line.strip()[:200]
-    return ""
-
-
-# ---------------------------------------------------------------------------------------------
-# The cluster side: volumes, claims and classes, read once
-# ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class VolumeObjects:
-    """Pods, PVs, PVCs, StorageClasses and FailedMount events, as ``kubectl get -o json`` items."""
-
-    pods: tuple[JsonDict, ...] = ()
-    pvs: tuple[JsonDict, ...] = ()
-    pvcs: tuple[JsonDict, ...] = ()
-    storage_classes: tuple[JsonDict, ...] = ()
-    events: tuple[JsonDict, ...] = ()
-
-    def resolve(
-        self, mountpoints: Iterable[str], node: str | None = None
-    ) -> dict[str, VolumeOwner]:
-        """Kubelet mount points mapped to the objects behind them.
-
-        With ``node``, the join first uses only the node's pods and their claims and volumes
-        (a large cluster has many PVs, and staging paths are matched by hashing each PV's
-        handle); what stays unowned is looked up again in everything.
-        """
-        points = list(mountpoints)
-        if node is None:
-            return self._resolve(points, self)
-        owners = self._resolve(points, self._on_node(node))
-        orphans = [mp for mp, owner in owners.items() if not owner.pv_name and not owner.pod_name]
-        if orphans:
-            owners.update(self._resolve(orphans, self))
-        return owners
-
-    @staticmethod
-    def _resolve(mountpoints: Iterable[str], objects: VolumeObjects) -> dict[str, VolumeOwner]:
-        return resolve_mountpoints(
-            mountpoints,
-            pods=objects.pods,
-            pvs=objects.pvs,
-            pvcs=objects.pvcs,
-            storage_classes=objects.storage_classes,
-            kubelet_root=KUBELET_ROOTS,
-        )
-
-    def _on_node(self, node: str) -> VolumeObjects:
-        pods = tuple(p for p in self.pods if _get(p, "spec", "nodeName") == node)
-        claims = {
-            (_get(p, "metadata", "namespace"), _get(v, "persistentVolumeClaim", "claimName"))
-            for p in pods
-            for v in _get(p, "spec", "volumes") or []
-        }
-        pvcs = tuple(
-            c
-            for c in self.pvcs
-            if (_get(c, "metadata", "namespace"), _get(c, "metadata", "name")) in claims
-        )
-        volumes = {_get(c, "spec", "volumeName") for c in pvcs}
-        pvs = tuple(v for v in self.pvs if _get(v, "metadata", "name") in volumes)
-        return VolumeObjects(pods, pvs, pvcs, self.storage_classes)
-
-    def volume_context(self, owner: VolumeOwner) -> VolumeContext:
-        """The NFS rules' view of one volume: requested options, RW node count, mount errors."""
-        usage = self._usage
-        pv = owner.pv_name
-        if pv is None or not self.pods:
-            return owner.volume_context()
-        messages = tuple(
-            message for uid in usage.pod_uids.get(pv, ()) for message in usage.events.get(uid, ())
-        )
-        return owner.volume_context(
-            rw_node_count=len(usage.rw_nodes.get(pv, ())), mount_events=messages
-        )
-
-    @cached_property
-    def _usage(self) -> _Usage:
-        return _Usage.build(self)
-
-
-@dataclass
-class _Usage:
-    """Which nodes mount each PV read-write, and the pods (and their mount errors) using it."""
-
-    rw_nodes: dict[str, set[str]]
-    pod_uids: dict[str, list[str]]
-    events: dict[str, list[str]]
-
-    @classmethod
-    def build(cls, objects: VolumeObjects) -> _Usage:
-        claims = {
-            (_get(pvc, "metadata", "namespace"), _get(pvc, "metadata", "name")): _get(
-                pvc, "spec", "volumeName"
-            )
-            for pvc in objects.pvcs
-        }
-        rw_nodes: dict[str, set[str]] = defaultdict(set)
-        pod_uids: dict[str, list[str]] = defaultdict(list)
-        for pod in objects.pods:
-            if _get(pod, "status", "phase") in ("Succeeded", "Failed"):
-                continue
-            namespace = _get(pod, "metadata", "namespace")
-            for volume in _get(pod, "spec", "volumes") or []:
-                claim = volume.get("persistentVolumeClaim") or {}
-                pv = claims.get((namespace, claim.get("claimName")))
-                if not pv:
-                    continue
-                pod_uids[pv].append(_get(pod, "metadata", "uid"))
-                node = _get(pod, "spec", "nodeName")
-                if node and not claim.get("readOnly"):
-                    rw_nodes[pv].add(node)
-        events: dict[str, list[str]] = defaultdict(list)
-        for event in objects.events:
-            uid = _get(event, "involvedObject", "uid")
-            if uid and event.get("message"):
-                events[uid].append(str(event["message"]))
-        return cls(dict(rw_nodes), dict(pod_uids), dict(events))
-
-
-def read_volume_objects(api: KubeApi) -> VolumeObjects:
-    """Read what the mapping needs, once for all nodes; what cannot be read is left empty."""
-    found: dict[str, tuple[JsonDict, ...]] = {}
-    for name, kind, selector in (
-        ("pods", kinds.POD, None),
-        ("pvs", kinds.PV, None),
-        ("pvcs", kinds.PVC, None),
-        ("storage_classes", kinds.STORAGE_CLASS, None),
-        ("events", kinds.EVENT, "reason=FailedMount"),
-    ):
-        try:
-            found[name] = tuple(api.list(kind, all_namespaces=True, field_selector=selector))
-        except ClusterError as exc:
-            log.warning("cannot list %s (%s); volumes are mapped without them", name, exc.message)
-            found[name] = ()
-    return VolumeObjects(**found)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -557,11 +338,3 @@ def _int(value: str | None) -> int | None:
         return int(value) if value is not None else None
     except ValueError:
         return None
-
-
-def _get(obj: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(obj, Mapping):
-            return None
-        obj = obj.get(key)
-    return obj

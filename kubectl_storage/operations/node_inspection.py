@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from kubectl_storage.core import kinds
-from kubectl_storage.core.labels import object_name
-from kubectl_storage.core.manifests import Manifest, build_node_inspection_pod
-from kubectl_storage.core.node_collect import collection_script, split_sections
+from kubectl_storage.core.k8s import kinds
+from kubectl_storage.core.k8s.labels import object_name
+from kubectl_storage.core.k8s.manifests import Manifest, build_node_inspection_pod
+from kubectl_storage.core.nodes.collect import collection_script, split_sections
 from kubectl_storage.errors import (
     ForbiddenError,
     NotFoundError,

@@ -28,18 +28,18 @@ from enum import StrEnum
 from pathlib import Path
 from typing import IO, Any
 
-from kubectl_storage.core import kinds
-from kubectl_storage.core.labels import object_name
-from kubectl_storage.core.manifests import (
+from kubectl_storage.core.k8s import kinds
+from kubectl_storage.core.k8s.labels import object_name
+from kubectl_storage.core.k8s.manifests import (
     Manifest,
     PodIdentity,
     PodPlacement,
     build_pvc,
     build_workload_pod,
 )
-from kubectl_storage.core.quantities import QuantityError, format_bytes, parse_size_bytes
-from kubectl_storage.core.reports import report_envelope
-from kubectl_storage.core.snapshots import (
+from kubectl_storage.core.k8s.quantities import QuantityError, format_bytes, parse_size_bytes
+from kubectl_storage.core.report.envelope import report_envelope
+from kubectl_storage.core.snapshot.snapshots import (
     SNAPSHOT_API_GROUP,
     SNAPSHOT_MOUNT,
     SOURCE_MOUNT,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from kubectl_storage.core.leftovers import Leftover, finalizer_hints
+from kubectl_storage.core.cleanup import Leftover, finalizer_hints
 from kubectl_storage.render.tables import write_table
 
 

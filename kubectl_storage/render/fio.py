@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from kubectl_storage.core.fio_stats import compare_classes
+from kubectl_storage.core.fio.stats import compare_classes
 from kubectl_storage.render.tables import write_table
 
 

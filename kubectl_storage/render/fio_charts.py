@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kubectl_storage.core.fio_stats import iter_report_jobs
+from kubectl_storage.core.fio.stats import iter_report_jobs
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

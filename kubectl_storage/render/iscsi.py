@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, TextIO
 
-from kubectl_storage.render.mount_audit import write_findings, write_warnings
+from kubectl_storage.render.findings import write_findings, write_warnings
 from kubectl_storage.render.tables import write_table
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any, TextIO
 
-from kubectl_storage.core.quantities import format_bytes
-from kubectl_storage.core.snapshots import ListingEntry, format_age
+from kubectl_storage.core.k8s.quantities import format_bytes
+from kubectl_storage.core.snapshot.snapshots import ListingEntry, format_age
 from kubectl_storage.render.tables import write_table
 
 

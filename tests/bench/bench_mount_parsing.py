@@ -14,9 +14,9 @@ import statistics
 import time
 from collections.abc import Callable
 
-from kubectl_storage.core.mounts import parse_mounts
-from kubectl_storage.core.mountstats import parse_mountstats
-from kubectl_storage.core.nfs_rules import audit_mounts
+from kubectl_storage.core.mount_audit.mountstats import parse_mountstats
+from kubectl_storage.core.mount_audit.rules import audit_mounts
+from kubectl_storage.core.nodes.mounts import parse_mounts
 
 OPTIONS = (
     "vers=4.1,rsize=1048576,wsize=1048576,namlen=255,hard,proto=tcp,nconnect=4,timeo=600,"

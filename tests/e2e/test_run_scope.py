@@ -19,7 +19,7 @@ import warnings
 
 import pytest
 
-from kubectl_storage.core import kinds
+from kubectl_storage.core.k8s import kinds
 from kubectl_storage.errors import Interrupted
 from kubectl_storage.kube import run_scope
 from kubectl_storage.kube.api import KubeApi

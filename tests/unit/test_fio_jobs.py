@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_storage.core.fio_jobs import (
+from kubectl_storage.core.fio.jobs import (
     DEFAULT_TEST_FILENAME,
     PROFILES,
     FioJobError,
@@ -19,7 +19,7 @@ from kubectl_storage.core.fio_jobs import (
     render_profile,
     validate_job_text,
 )
-from kubectl_storage.core.fio_results import parse_fio_output
+from kubectl_storage.core.fio.results import parse_fio_output
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "fio"
 GiB = 2**30

@@ -5,8 +5,8 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
-from kubectl_storage.core.fio_results import parse_fio_output
-from kubectl_storage.core.fio_stats import build_fio_report, compare_with_baseline
+from kubectl_storage.core.fio.results import parse_fio_output
+from kubectl_storage.core.fio.stats import build_fio_report, compare_with_baseline
 from kubectl_storage.render.fio import class_verdict, write_fio_table
 
 FIO = Path(__file__).resolve().parents[1] / "fixtures" / "fio"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_storage.core.fio_results import (
+from kubectl_storage.core.fio.results import (
     FioOutputError,
     extract_fio_documents,
     job_contract,

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from kubectl_storage.core.fio_results import FioResult, parse_fio_output
-from kubectl_storage.core.fio_stats import (
+from kubectl_storage.core.fio.results import FioResult, parse_fio_output
+from kubectl_storage.core.fio.stats import (
     VERDICT_NOTHING_COMPARED,
     VERDICT_PASS,
     VERDICT_REGRESSED,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_storage.core.iscsi import (
+from kubectl_storage.core.iscsi.sessions import (
     IscsiInputFormat,
     detect_iscsi_format,
     parse_iscsi_sysfs_dump,

@@ -7,15 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_storage.core.findings import Finding, Severity
-from kubectl_storage.core.iscsi import (
-    IscsiDisk,
-    IscsiSession,
-    parse_iscsi_sysfs_dump,
-    parse_iscsiadm_node,
-    parse_iscsiadm_session_detail,
+from kubectl_storage.core.iscsi.iscsid_conf import IscsidConf, parse_iscsid_conf
+from kubectl_storage.core.iscsi.multipath import (
+    MultipathMap,
+    MultipathPath,
+    PathGroup,
+    parse_multipath_ll,
+    parse_multipathd_json,
 )
-from kubectl_storage.core.iscsi_rules import (
+from kubectl_storage.core.iscsi.multipath_conf import parse_multipath_conf
+from kubectl_storage.core.iscsi.rules import (
     check_chap,
     check_duplicate_sessions,
     check_hpe_iscsid_conf,
@@ -32,15 +33,14 @@ from kubectl_storage.core.iscsi_rules import (
     check_unmultipathed_disks,
     evaluate_iscsi_node,
 )
-from kubectl_storage.core.iscsid_conf import IscsidConf, parse_iscsid_conf
-from kubectl_storage.core.multipath import (
-    MultipathMap,
-    MultipathPath,
-    PathGroup,
-    parse_multipath_ll,
-    parse_multipathd_json,
+from kubectl_storage.core.iscsi.sessions import (
+    IscsiDisk,
+    IscsiSession,
+    parse_iscsi_sysfs_dump,
+    parse_iscsiadm_node,
+    parse_iscsiadm_session_detail,
 )
-from kubectl_storage.core.multipath_conf import parse_multipath_conf
+from kubectl_storage.core.report.findings import Finding, Severity
 from kubectl_storage.operations.iscsi import build_node_report
 from kubectl_storage.operations.mount_audit import NodeCapture, VolumeObjects
 

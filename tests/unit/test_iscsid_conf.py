@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_storage.core.iscsid_conf import (
+from kubectl_storage.core.iscsi.iscsid_conf import (
     DEFAULTS,
     looks_like_iscsid_conf,
     parse_iscsid_conf,

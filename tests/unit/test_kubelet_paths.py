@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from kubectl_storage.core.kubelet_paths import (
+from kubectl_storage.core.mount_audit.rules import audit_mounts
+from kubectl_storage.core.nodes.kubelet_paths import (
     KIND_BLOCK,
     KIND_GLOBAL_MOUNT,
     KIND_POD_SUBPATH,
@@ -19,8 +20,7 @@ from kubectl_storage.core.kubelet_paths import (
     resolve_volume,
     volume_handle_sha256,
 )
-from kubectl_storage.core.mounts import parse_mounts
-from kubectl_storage.core.nfs_rules import audit_mounts
+from kubectl_storage.core.nodes.mounts import parse_mounts
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 POD_UID = "0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"

@@ -4,8 +4,8 @@ import re
 
 import pytest
 
-from kubectl_storage.core import kinds
-from kubectl_storage.core.labels import (
+from kubectl_storage.core.k8s import kinds
+from kubectl_storage.core.k8s.labels import (
     MANAGED_BY,
     is_valid_run_id,
     new_run_id,

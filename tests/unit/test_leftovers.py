@@ -5,7 +5,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from kubectl_storage.core.leftovers import (
+from kubectl_storage.core.cleanup import (
     CleanupReport,
     finalizer_hints,
     leftover_from_object,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubectl_storage.core.manifests import (
+from kubectl_storage.core.k8s.manifests import (
     PodIdentity,
     PodPlacement,
     Toleration,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_storage.core.mounts import (
+from kubectl_storage.core.nodes.mounts import (
     MountParseError,
     detect_mount_format,
     parse_mountinfo,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_storage.core.mountstats import MountstatsParseError, parse_mountstats
+from kubectl_storage.core.mount_audit.mountstats import MountstatsParseError, parse_mountstats
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "mountstats"
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_storage.core.multipath import (
+from kubectl_storage.core.iscsi.multipath import (
     MultipathParseError,
     parse_multipath_ll,
     parse_multipathd_json,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kubectl_storage.core.multipath_conf import parse_multipath_conf
+from kubectl_storage.core.iscsi.multipath_conf import parse_multipath_conf
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "multipath"
 

@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_storage.core.findings import Severity
-from kubectl_storage.core.mounts import MountEntry, parse_mounts, parse_options
-from kubectl_storage.core.mountstats import parse_mountstats
-from kubectl_storage.core.nfs_rules import (
+from kubectl_storage.core.mount_audit.mountstats import parse_mountstats
+from kubectl_storage.core.mount_audit.rules import (
     RULE_IDS,
     MountAudit,
     NodeFacts,
@@ -20,6 +18,8 @@ from kubectl_storage.core.nfs_rules import (
     normalize_options,
     requested_vs_effective,
 )
+from kubectl_storage.core.nodes.mounts import MountEntry, parse_mounts, parse_options
+from kubectl_storage.core.report.findings import Severity
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 GOOD_V41 = "rw,relatime,vers=4.1,rsize=1048576,wsize=1048576,namlen=255,hard,proto=tcp,timeo=600,retrans=2,sec=sys,local_lock=none,addr=10.0.0.5"

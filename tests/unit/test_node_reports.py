@@ -11,7 +11,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from kubectl_storage.core.kubelet_paths import volume_handle_sha256
+from kubectl_storage.core.nodes.kubelet_paths import volume_handle_sha256
 from kubectl_storage.operations.iscsi import (
     build_node_report as iscsi_node,
 )

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_storage.core.manifests import PodPlacement, Toleration
-from kubectl_storage.core.persistence import (
+from kubectl_storage.core.k8s.manifests import PodPlacement, Toleration
+from kubectl_storage.core.validate_persistence.mysql import (
     ALL_DISRUPTIONS,
     DATA_DIR,
     DATA_SUBPATH,
@@ -48,7 +48,7 @@ from kubectl_storage.core.persistence import (
     writer_row,
 )
 from kubectl_storage.errors import UsageError
-from kubectl_storage.operations.persistence import (
+from kubectl_storage.operations.validate_persistence import (
     ClusterFacts,
     PersistenceRequest,
     dry_run_manifests,
@@ -56,7 +56,7 @@ from kubectl_storage.operations.persistence import (
     plan_disruptions,
     validate_request,
 )
-from kubectl_storage.render.persistence import verdict_line, write_persistence_table
+from kubectl_storage.render.validate_persistence import verdict_line, write_persistence_table
 from tests.unit.test_manifests import restricted_violations
 
 
@@ -756,7 +756,7 @@ class _TwoNodeApi:
 
 
 def test_reschedule_moves_the_pod_off_its_node_and_reads_back(monkeypatch) -> None:
-    from kubectl_storage.operations import persistence as ops
+    from kubectl_storage.operations import validate_persistence as ops
 
     rows = generate_rows(5, random.Random(2))
     stored = _stored(rows)

@@ -5,7 +5,7 @@ from decimal import Decimal
 import pytest
 from kubernetes.utils import parse_quantity as client_parse_quantity
 
-from kubectl_storage.core.quantities import (
+from kubectl_storage.core.k8s.quantities import (
     QuantityError,
     format_bytes,
     parse_quantity,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from kubectl_storage.core.sanlun import parse_sanlun_lun_show_p
+from kubectl_storage.core.iscsi.sanlun import parse_sanlun_lun_show_p
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "sanlun"
 

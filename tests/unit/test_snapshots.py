@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from kubectl_storage.core import snapshots as snap
-from kubectl_storage.core.images import TOOLBOX_IMAGE
-from kubectl_storage.core.snapshots import (
+from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE
+from kubectl_storage.core.snapshot import snapshots as snap
+from kubectl_storage.core.snapshot.snapshots import (
     ADDED,
     APPENDED,
     CHECK_FILES,

@@ -19,19 +19,26 @@ from __future__ import annotations
 import posixpath
 import shlex
 import stat
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from kubectl_storage.core.classes import DEFAULT_SC_ANNOTATIONS, DEFAULT_VSC_ANNOTATION
-from kubectl_storage.core.quantities import (
+from kubectl_storage.core.k8s.objects import (
+    DEFAULT_VSC_ANNOTATION,
+    is_default_snapshot_class,
+    is_default_storage_class,
+    name_of,
+    section,
+)
+from kubectl_storage.core.k8s.quantities import (
     QuantityError,
     format_bytes,
     parse_quantity,
     parse_size_bytes,
 )
-from kubectl_storage.core.reports import report_envelope
+from kubectl_storage.core.report.envelope import report_envelope
 
 SNAPSHOT_API_GROUP = "snapshot.storage.k8s.io"
 #: Where browse and cp pods mount the restored snapshot (read-only).
@@ -55,25 +62,16 @@ class SnapshotChoiceError(ValueError):
 # -- small accessors --------------------------------------------------------------------------
 
 
-def _meta(obj: Obj | None) -> Obj:
-    return (obj or {}).get("metadata") or {}
+def _meta(obj: Obj | None) -> Mapping[str, Any]:
+    return section(obj, "metadata")
 
 
-def _name(obj: Obj | None) -> str:
-    return str(_meta(obj).get("name") or "")
+def _spec(obj: Obj | None) -> Mapping[str, Any]:
+    return section(obj, "spec")
 
 
-def _spec(obj: Obj | None) -> Obj:
-    return (obj or {}).get("spec") or {}
-
-
-def _status(obj: Obj | None) -> Obj:
-    return (obj or {}).get("status") or {}
-
-
-def _annotation_true(obj: Obj, keys: tuple[str, ...]) -> bool:
-    annotations = _meta(obj).get("annotations") or {}
-    return any(str(annotations.get(k, "")).lower() == "true" for k in keys)
+def _status(obj: Obj | None) -> Mapping[str, Any]:
+    return section(obj, "status")
 
 
 def _parse_time(text: str | None) -> datetime | None:
@@ -222,7 +220,7 @@ def snapshot_info(
         present = (namespace, str(source_pvc)) in present_pvcs
     return SnapshotInfo(
         namespace=namespace,
-        name=_name(snapshot),
+        name=name_of(snapshot),
         ready=bool(ready) if ready is not None else None,
         source_pvc=str(source_pvc) if source_pvc else None,
         source_pvc_present=present,
@@ -269,10 +267,10 @@ def build_snapshot_list(
     pvcs: list[Obj] | None = None,
 ) -> SnapshotList:
     """Assemble the list; ``pvcs`` (when given) tells whether each source PVC still exists."""
-    by_content = {_name(c): c for c in contents}
-    drivers = {_name(v): str(v.get("driver") or "") for v in snapshot_classes}
+    by_content = {name_of(c): c for c in contents}
+    drivers = {name_of(v): str(v.get("driver") or "") for v in snapshot_classes}
     present = (
-        {(str(_meta(p).get("namespace") or ""), _name(p)) for p in pvcs}
+        {(str(_meta(p).get("namespace") or ""), name_of(p)) for p in pvcs}
         if pvcs is not None
         else None
     )
@@ -319,11 +317,11 @@ def format_age(seconds: int | None) -> str:
 
 
 def _is_default_vsc(vsc: Obj) -> bool:
-    return _annotation_true(vsc, (DEFAULT_VSC_ANNOTATION,))
+    return is_default_snapshot_class(vsc)
 
 
 def _is_default_sc(sc: Obj) -> bool:
-    return _annotation_true(sc, DEFAULT_SC_ANNOTATIONS)
+    return is_default_storage_class(sc)
 
 
 def choose_snapshot_class(storage_class: Obj, snapshot_classes: list[Obj]) -> str:
@@ -334,10 +332,10 @@ def choose_snapshot_class(storage_class: Obj, snapshot_classes: list[Obj]) -> st
     Raises:
         SnapshotChoiceError: none matches, or several match and not exactly one is default.
     """
-    name, provisioner = _name(storage_class), str(storage_class.get("provisioner") or "")
-    matching = sorted((v for v in snapshot_classes if v.get("driver") == provisioner), key=_name)
+    name, provisioner = name_of(storage_class), str(storage_class.get("provisioner") or "")
+    matching = sorted((v for v in snapshot_classes if v.get("driver") == provisioner), key=name_of)
     if not matching:
-        known = ", ".join(f"{_name(v)} ({v.get('driver')})" for v in snapshot_classes) or "none"
+        known = ", ".join(f"{name_of(v)} ({v.get('driver')})" for v in snapshot_classes) or "none"
         raise SnapshotChoiceError(
             f"StorageClass {name} cannot be snapshotted: no VolumeSnapshotClass uses its "
             f"provisioner {provisioner}",
@@ -346,11 +344,11 @@ def choose_snapshot_class(storage_class: Obj, snapshot_classes: list[Obj]) -> st
             "shows which classes have one.",
         )
     if len(matching) == 1:
-        return _name(matching[0])
+        return name_of(matching[0])
     defaults = [v for v in matching if _is_default_vsc(v)]
     if len(defaults) == 1:
-        return _name(defaults[0])
-    names = ", ".join(_name(v) for v in matching)
+        return name_of(defaults[0])
+    names = ", ".join(name_of(v) for v in matching)
     which = "none is" if not defaults else f"{len(defaults)} are"
     raise SnapshotChoiceError(
         f"several VolumeSnapshotClasses use driver {provisioner} ({names}) and {which} "
@@ -365,7 +363,7 @@ def check_snapshot_class(name: str, storage_class: Obj, snapshot_classes: list[O
     Raises:
         SnapshotChoiceError: it does not exist, or it is for another driver.
     """
-    by_name = {_name(v): v for v in snapshot_classes}
+    by_name = {name_of(v): v for v in snapshot_classes}
     vsc = by_name.get(name)
     if vsc is None:
         raise SnapshotChoiceError(
@@ -378,7 +376,7 @@ def check_snapshot_class(name: str, storage_class: Obj, snapshot_classes: list[O
     if vsc.get("driver") != provisioner:
         raise SnapshotChoiceError(
             f"VolumeSnapshotClass {name} is for driver {vsc.get('driver')}, but StorageClass "
-            f"{_name(storage_class)} provisions with {provisioner}",
+            f"{name_of(storage_class)} provisions with {provisioner}",
             "A snapshot class only snapshots volumes of its own driver; pick one whose driver "
             "matches (kubectl storage classes shows them side by side).",
         )
@@ -409,7 +407,7 @@ def choose_restore_class(
     Raises:
         SnapshotChoiceError: when no class can be told, or the given one cannot work.
     """
-    classes = {_name(sc): sc for sc in storage_classes}
+    classes = {name_of(sc): sc for sc in storage_classes}
     if given:
         sc = classes.get(given)
         if sc is None:
@@ -430,25 +428,25 @@ def choose_restore_class(
         sc = classes.get(str(pvc_class)) if pvc_class else None
         if sc is not None and (not driver or sc.get("provisioner") == driver):
             return RestoreClassChoice(
-                str(pvc_class), f"the class of source PVC {_name(source_pvc)}"
+                str(pvc_class), f"the class of source PVC {name_of(source_pvc)}"
             )
     if driver:
         matching = sorted(
-            (sc for sc in storage_classes if sc.get("provisioner") == driver), key=_name
+            (sc for sc in storage_classes if sc.get("provisioner") == driver), key=name_of
         )
         if len(matching) == 1:
             return RestoreClassChoice(
-                _name(matching[0]), f"the only StorageClass of driver {driver}"
+                name_of(matching[0]), f"the only StorageClass of driver {driver}"
             )
         defaults = [sc for sc in matching if _is_default_sc(sc)]
         if len(defaults) == 1:
             return RestoreClassChoice(
-                _name(defaults[0]), f"the default StorageClass of driver {driver}"
+                name_of(defaults[0]), f"the default StorageClass of driver {driver}"
             )
         if matching:
             raise SnapshotChoiceError(
                 f"several StorageClasses can restore snapshot {snapshot_name} (driver {driver}: "
-                + ", ".join(_name(sc) for sc in matching)
+                + ", ".join(name_of(sc) for sc in matching)
                 + ")",
                 "Choose one with --storage-class.",
             )
@@ -464,7 +462,7 @@ def choose_restore_class(
 
 
 def _classes_of_driver_hint(driver: str, storage_classes: list[Obj]) -> str:
-    names = sorted(_name(sc) for sc in storage_classes if sc.get("provisioner") == driver)
+    names = sorted(name_of(sc) for sc in storage_classes if sc.get("provisioner") == driver)
     if names:
         return f"classes of {driver}: {', '.join(names)}."
     return f"no StorageClass in the cluster uses {driver}."
@@ -482,7 +480,7 @@ def choose_restore_size(
     Raises:
         SnapshotChoiceError: no size can be told, or --size is below the snapshot's restoreSize.
     """
-    name = _name(snapshot)
+    name = name_of(snapshot)
     restore = _restore_size_of(snapshot, content)
     if given:
         try:
@@ -504,7 +502,7 @@ def choose_restore_size(
             (_spec(source_pvc).get("resources") or {}).get("requests") or {}
         ).get("storage")
         if capacity:
-            return str(capacity), f"the capacity of source PVC {_name(source_pvc)}"
+            return str(capacity), f"the capacity of source PVC {name_of(source_pvc)}"
     raise SnapshotChoiceError(
         f"snapshot {name} reports no restoreSize and its source PVC is gone",
         "Give the size of the restored volume with --size (at least the source volume's size).",

@@ -6,7 +6,7 @@ good as a fresh one::
     {"apiVersion": ..., "kind": "FioReport", "profile": ..., "fio_version": ..., "repeats": N,
      "results": [{"storage_class": "fast", "jobs": [<job dict>, ...]}, ...]}
 
-A job dict is :func:`kubectl_storage.core.fio_results.job_contract` output; after
+A job dict is :func:`kubectl_storage.core.fio.results.job_contract` output; after
 :func:`merge_repeats` each metric holds the mean over the repeats and is followed by
 ``<metric>_stddev`` (sample standard deviation, ``None`` below two samples).
 
@@ -25,8 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_storage.core.fio_results import DIRECTION_METRICS, FioResult, job_contract
-from kubectl_storage.core.reports import API_VERSION, report_envelope
+from kubectl_storage.core.fio.results import DIRECTION_METRICS, FioResult, job_contract
+from kubectl_storage.core.report.envelope import API_VERSION, report_envelope
 
 REPORT_KIND = "FioReport"
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from kubectl_storage.core.mounts import (
+from kubectl_storage.core.nodes.mounts import (
     NFS_FSTYPES,
     OptionValue,
     parse_options,

@@ -28,9 +28,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_storage.core.findings import Finding, Severity
-from kubectl_storage.core.mounts import MountEntry, OptionValue, options_from_list
-from kubectl_storage.core.mountstats import NfsMountStats
+from kubectl_storage.core.mount_audit.mountstats import NfsMountStats
+from kubectl_storage.core.nodes.kubelet_paths import VolumeContext
+from kubectl_storage.core.nodes.mounts import MountEntry, OptionValue, options_from_list
+from kubectl_storage.core.report.findings import Finding, Severity
 
 PROFILE_EFS = "efs"
 PROFILE_AZURE_FILES = "azure-files"
@@ -138,34 +139,6 @@ _DEFAULTS_NOT_PRINTED: dict[str, OptionValue] = {
     "rw": True,
 }
 _ATTRIBUTE_CACHE_DEFAULTS = {"acregmin": 3, "acregmax": 60, "acdirmin": 30, "acdirmax": 60}
-
-
-@dataclass(frozen=True)
-class VolumeContext:
-    """What Kubernetes knows about the volume behind a mount (all optional).
-
-    Attributes:
-        pv_name: the PersistentVolume.
-        requested_options: ``PV.spec.mountOptions`` (plus the legacy annotation and the CSI
-            ``mountOptions`` volume attribute); None when unknown, ``()`` when the PV has none.
-        storage_class_options: ``StorageClass.mountOptions`` of the PV's class, None if unknown.
-        csi_driver: the PV's CSI driver or the class provisioner.
-        backend_type: Trident backend type (``azure-netapp-files``, ``ontap-nas``...), if known.
-        access_modes: PV access modes (``ReadWriteMany``...).
-        rw_node_count: how many nodes mount this PV read-write, if known.
-        legacy_annotation: the PV carries ``volume.beta.kubernetes.io/mount-options``.
-        mount_events: messages of recent FailedMount events for pods using the PV.
-    """
-
-    pv_name: str | None = None
-    requested_options: tuple[str, ...] | None = None
-    storage_class_options: tuple[str, ...] | None = None
-    csi_driver: str | None = None
-    backend_type: str | None = None
-    access_modes: tuple[str, ...] = ()
-    rw_node_count: int | None = None
-    legacy_annotation: bool = False
-    mount_events: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

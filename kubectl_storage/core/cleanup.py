@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from kubectl_storage.core.labels import COMMAND, RUN_ID
-from kubectl_storage.core.reports import report_envelope
+from kubectl_storage.core.k8s.labels import COMMAND, RUN_ID
+from kubectl_storage.core.report.envelope import report_envelope
 
 
 @dataclass(frozen=True)

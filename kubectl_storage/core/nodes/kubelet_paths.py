@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_storage.core.nfs_rules import VolumeContext
+from kubectl_storage.core.k8s.objects import dig
 
 DEFAULT_KUBELET_ROOT = "/var/lib/kubelet"
 LEGACY_MOUNT_OPTIONS_ANNOTATION = "volume.beta.kubernetes.io/mount-options"
@@ -37,6 +37,34 @@ KIND_BLOCK = "block"
 CSI_PLUGIN = "kubernetes.io~csi"
 
 JsonDict = Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class VolumeContext:
+    """What Kubernetes knows about the volume behind a mount (all optional).
+
+    Attributes:
+        pv_name: the PersistentVolume.
+        requested_options: ``PV.spec.mountOptions`` (plus the legacy annotation and the CSI
+            ``mountOptions`` volume attribute); None when unknown, ``()`` when the PV has none.
+        storage_class_options: ``StorageClass.mountOptions`` of the PV's class, None if unknown.
+        csi_driver: the PV's CSI driver or the class provisioner.
+        backend_type: Trident backend type (``azure-netapp-files``, ``ontap-nas``...), if known.
+        access_modes: PV access modes (``ReadWriteMany``...).
+        rw_node_count: how many nodes mount this PV read-write, if known.
+        legacy_annotation: the PV carries ``volume.beta.kubernetes.io/mount-options``.
+        mount_events: messages of recent FailedMount events for pods using the PV.
+    """
+
+    pv_name: str | None = None
+    requested_options: tuple[str, ...] | None = None
+    storage_class_options: tuple[str, ...] | None = None
+    csi_driver: str | None = None
+    backend_type: str | None = None
+    access_modes: tuple[str, ...] = ()
+    rw_node_count: int | None = None
+    legacy_annotation: bool = False
+    mount_events: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -246,32 +274,32 @@ def resolve_volume(
     (PV ``spec.mountOptions`` + the legacy annotation + the CSI ``mountOptions`` attribute).
     """
     pod_list, pv_list, pvc_list = list(pods), list(pvs), list(pvcs)
-    pod = _find(pod_list, lambda item: _get(item, "metadata", "uid") == kubelet_path.pod_uid)
+    pod = _find(pod_list, lambda item: dig(item, "metadata", "uid") == kubelet_path.pod_uid)
     pod_volume = _pod_volume(pod, kubelet_path.volume_name)
     pv = _find_pv(kubelet_path, pv_list, pod_volume, pvc_list, pod)
     if pod_volume is None and pv is not None and pod is not None:
         pod_volume = _pod_volume_for_pv(pod, pv)
     pvc = _find_pvc(pv, pod, pod_volume, pvc_list)
-    class_name = _get(pv, "spec", "storageClassName") or _get(pvc, "spec", "storageClassName")
+    class_name = dig(pv, "spec", "storageClassName") or dig(pvc, "spec", "storageClassName")
     storage_class = _find(
-        list(storage_classes), lambda item: _get(item, "metadata", "name") == class_name
+        list(storage_classes), lambda item: dig(item, "metadata", "name") == class_name
     )
-    legacy = _get(pv, "metadata", "annotations", LEGACY_MOUNT_OPTIONS_ANNOTATION)
+    legacy = dig(pv, "metadata", "annotations", LEGACY_MOUNT_OPTIONS_ANNOTATION)
     return VolumeOwner(
         kubelet_path=kubelet_path,
-        namespace=_get(pod, "metadata", "namespace") or _get(pvc, "metadata", "namespace"),
-        pod_name=_get(pod, "metadata", "name"),
+        namespace=dig(pod, "metadata", "namespace") or dig(pvc, "metadata", "namespace"),
+        pod_name=dig(pod, "metadata", "name"),
         pod_uid=kubelet_path.pod_uid,
-        pod_volume_name=_get(pod_volume, "name"),
-        pvc_name=_get(pvc, "metadata", "name"),
-        pv_name=_get(pv, "metadata", "name") or kubelet_path.pv_name,
+        pod_volume_name=dig(pod_volume, "name"),
+        pvc_name=dig(pvc, "metadata", "name"),
+        pv_name=dig(pv, "metadata", "name") or kubelet_path.pv_name,
         storage_class=class_name,
-        csi_driver=_get(pv, "spec", "csi", "driver") or kubelet_path.csi_driver,
-        volume_handle=_get(pv, "spec", "csi", "volumeHandle"),
-        access_modes=tuple(_get(pv, "spec", "accessModes") or ()),
+        csi_driver=dig(pv, "spec", "csi", "driver") or kubelet_path.csi_driver,
+        volume_handle=dig(pv, "spec", "csi", "volumeHandle"),
+        access_modes=tuple(dig(pv, "spec", "accessModes") or ()),
         mount_options=_requested_mount_options(pv) if pv is not None else None,
         storage_class_mount_options=(
-            tuple(_get(storage_class, "mountOptions") or ()) if storage_class is not None else None
+            tuple(dig(storage_class, "mountOptions") or ()) if storage_class is not None else None
         ),
         legacy_annotation=bool(legacy),
     )
@@ -300,11 +328,11 @@ def resolve_mountpoints(
 
 
 def _requested_mount_options(pv: JsonDict) -> tuple[str, ...]:
-    options = list(_get(pv, "spec", "mountOptions") or ())
-    legacy = _get(pv, "metadata", "annotations", LEGACY_MOUNT_OPTIONS_ANNOTATION)
+    options = list(dig(pv, "spec", "mountOptions") or ())
+    legacy = dig(pv, "metadata", "annotations", LEGACY_MOUNT_OPTIONS_ANNOTATION)
     if isinstance(legacy, str) and legacy:
         options.extend(item.strip() for item in legacy.split(",") if item.strip())
-    attribute = _get(pv, "spec", "csi", "volumeAttributes", "mountOptions")
+    attribute = dig(pv, "spec", "csi", "volumeAttributes", "mountOptions")
     if isinstance(attribute, str) and attribute:
         # csi-driver-nfs appends this volume attribute to the mount options (rules.md S42).
         options.extend(item.strip() for item in attribute.split(",") if item.strip())
@@ -319,14 +347,14 @@ def _find_pv(
     pod: JsonDict | None,
 ) -> JsonDict | None:
     def named(name: str | None) -> JsonDict | None:
-        return _find(pvs, lambda item: name is not None and _get(item, "metadata", "name") == name)
+        return _find(pvs, lambda item: name is not None and dig(item, "metadata", "name") == name)
 
     if kubelet_path.volume_handle_sha256 is not None:
         return _find(
             pvs,
             lambda item: (
-                _get(item, "spec", "csi", "driver") == kubelet_path.csi_driver
-                and isinstance(handle := _get(item, "spec", "csi", "volumeHandle"), str)
+                dig(item, "spec", "csi", "driver") == kubelet_path.csi_driver
+                and isinstance(handle := dig(item, "spec", "csi", "volumeHandle"), str)
                 and volume_handle_sha256(handle) == kubelet_path.volume_handle_sha256
             ),
         )
@@ -337,33 +365,33 @@ def _find_pv(
         pv = named(kubelet_path.volume_name) if pod_volume is None else None
         if pv is not None:
             return pv
-    claim = _get(pod_volume, "persistentVolumeClaim", "claimName")
-    namespace = _get(pod, "metadata", "namespace")
+    claim = dig(pod_volume, "persistentVolumeClaim", "claimName")
+    namespace = dig(pod, "metadata", "namespace")
     pvc = _find(
         pvcs,
         lambda item: (
-            _get(item, "metadata", "name") == claim
-            and _get(item, "metadata", "namespace") == namespace
+            dig(item, "metadata", "name") == claim
+            and dig(item, "metadata", "namespace") == namespace
         ),
     )
-    return named(_get(pvc, "spec", "volumeName"))
+    return named(dig(pvc, "spec", "volumeName"))
 
 
 def _find_pvc(
     pv: JsonDict | None, pod: JsonDict | None, pod_volume: JsonDict | None, pvcs: list[JsonDict]
 ) -> JsonDict | None:
-    claim_namespace = _get(pv, "spec", "claimRef", "namespace")
-    claim_name = _get(pv, "spec", "claimRef", "name")
+    claim_namespace = dig(pv, "spec", "claimRef", "namespace")
+    claim_name = dig(pv, "spec", "claimRef", "name")
     if claim_name is None:
-        claim_name = _get(pod_volume, "persistentVolumeClaim", "claimName")
-        claim_namespace = _get(pod, "metadata", "namespace")
+        claim_name = dig(pod_volume, "persistentVolumeClaim", "claimName")
+        claim_namespace = dig(pod, "metadata", "namespace")
     if claim_name is None:
         return None
     found = _find(
         pvcs,
         lambda item: (
-            _get(item, "metadata", "name") == claim_name
-            and _get(item, "metadata", "namespace") == claim_namespace
+            dig(item, "metadata", "name") == claim_name
+            and dig(item, "metadata", "namespace") == claim_namespace
         ),
     )
     if found is None:  # not listed: still report the claim the PV is bound to
@@ -372,14 +400,14 @@ def _find_pvc(
 
 
 def _pod_volume(pod: JsonDict | None, name: str | None) -> JsonDict | None:
-    volumes = _get(pod, "spec", "volumes") or []
+    volumes = dig(pod, "spec", "volumes") or []
     return _find(volumes, lambda item: item.get("name") == name)
 
 
 def _pod_volume_for_pv(pod: JsonDict, pv: JsonDict) -> JsonDict | None:
-    claim = _get(pv, "spec", "claimRef", "name")
-    volumes = _get(pod, "spec", "volumes") or []
-    return _find(volumes, lambda item: _get(item, "persistentVolumeClaim", "claimName") == claim)
+    claim = dig(pv, "spec", "claimRef", "name")
+    volumes = dig(pod, "spec", "volumes") or []
+    return _find(volumes, lambda item: dig(item, "persistentVolumeClaim", "claimName") == claim)
 
 
 def _find(
@@ -389,11 +417,3 @@ def _find(
         if isinstance(item, Mapping) and predicate(item):
             return item
     return None
-
-
-def _get(obj: Any, *keys: str) -> Any:
-    for key in keys:
-        if not isinstance(obj, Mapping):
-            return None
-        obj = obj.get(key)
-    return obj

@@ -18,9 +18,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
-from kubectl_storage.core.findings import Finding, Severity
-from kubectl_storage.core.iscsi import IscsiNodeRecord, IscsiSession
-from kubectl_storage.core.iscsid_conf import (
+from kubectl_storage.core.iscsi.iscsid_conf import (
     CMDS_MAX,
     LOGIN_TIMEOUT,
     NOOP_OUT_INTERVAL,
@@ -30,8 +28,10 @@ from kubectl_storage.core.iscsid_conf import (
     STARTUP,
     IscsidConf,
 )
-from kubectl_storage.core.multipath import MultipathMap, MultipathPath
-from kubectl_storage.core.multipath_conf import MultipathConf
+from kubectl_storage.core.iscsi.multipath import MultipathMap, MultipathPath
+from kubectl_storage.core.iscsi.multipath_conf import MultipathConf
+from kubectl_storage.core.iscsi.sessions import IscsiNodeRecord, IscsiSession
+from kubectl_storage.core.report.findings import Finding, Severity
 
 __all__ = [
     "SOURCES",

@@ -18,11 +18,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kubectl_storage.core import kinds
-from kubectl_storage.core.images import MYSQL_IMAGE
-from kubectl_storage.core.labels import object_name
-from kubectl_storage.core.manifests import Manifest, PodPlacement
-from kubectl_storage.core.persistence import (
+from kubectl_storage.core.k8s import kinds
+from kubectl_storage.core.k8s.images import MYSQL_IMAGE
+from kubectl_storage.core.k8s.labels import object_name
+from kubectl_storage.core.k8s.manifests import Manifest, PodPlacement
+from kubectl_storage.core.k8s.quantities import QuantityError, format_bytes, parse_size_bytes
+from kubectl_storage.core.validate_persistence.mysql import (
     ALL_DISRUPTIONS,
     CLIENT_CONTAINER,
     DUMP_SQL,
@@ -58,7 +59,6 @@ from kubectl_storage.core.persistence import (
     sql_command,
     sql_stdin_command,
 )
-from kubectl_storage.core.quantities import QuantityError, format_bytes, parse_size_bytes
 from kubectl_storage.errors import (
     ClusterError,
     ForbiddenError,

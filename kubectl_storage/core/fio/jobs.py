@@ -32,8 +32,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from kubectl_storage.core.findings import Finding, Severity
-from kubectl_storage.core.quantities import format_bytes
+from kubectl_storage.core.k8s.quantities import format_bytes
+from kubectl_storage.core.report.findings import Finding, Severity
 
 #: Where the benchmark pod mounts a Filesystem-mode volume.
 DEFAULT_DIRECTORY = "/dataset"

@@ -387,7 +387,8 @@ def parse_nfsstat_m(text: str, *, strict: bool = False) -> list[MountEntry]:
 def parse_mountstats_mounts(text: str, *, strict: bool = False) -> list[MountEntry]:
     """Mount entries from ``/proc/<pid>/mountstats`` headers and their ``opts:`` lines.
 
-    Only the mount list is read here; the statistics are in :mod:`kubectl_storage.core.mountstats`.
+    Only the mount list is read here; the statistics are in
+    :mod:`kubectl_storage.core.mount_audit.mountstats`.
     """
     del strict  # every line of mountstats is either a header or ignored detail
     entries: list[MountEntry] = []

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from kubectl_storage.core.manifests import Manifest, PodPlacement, Toleration, build_pvc
-from kubectl_storage.core.reports import report_envelope
+from kubectl_storage.core.k8s.manifests import Manifest, PodPlacement, Toleration, build_pvc
+from kubectl_storage.core.report.envelope import report_envelope
 
 DATABASE = "testdb"
 TABLE = "tasks"

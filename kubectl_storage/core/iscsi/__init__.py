@@ -1,0 +1,2 @@
+"""`kubectl storage iscsi`: iscsiadm sessions, multipath maps and configuration, sanlun, and
+the iSCSI / multipath rule catalogue."""

@@ -1,0 +1,81 @@
+"""Reading Kubernetes objects given as plain JSON dicts: one set of helpers for every feature.
+
+Objects from the API, from ``kubectl get -o json`` captures and from our own manifests are all
+plain dicts whose fields may be missing; these helpers read them without ``(x.get(k) or {})``
+chains and never raise on a missing or mistyped field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+Obj = Mapping[str, Any]
+
+#: The annotations that make a StorageClass, or a VolumeSnapshotClass, the cluster's default.
+DEFAULT_SC_ANNOTATIONS = (
+    "storageclass.kubernetes.io/is-default-class",
+    "storageclass.beta.kubernetes.io/is-default-class",
+)
+DEFAULT_VSC_ANNOTATION = "snapshot.storage.kubernetes.io/is-default-class"
+
+_EMPTY: Obj = {}
+
+
+def dig(obj: Any, *keys: str) -> Any:
+    """``obj[k1][k2]…``, or None as soon as a level is missing or not a mapping."""
+    for key in keys:
+        if not isinstance(obj, Mapping):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def section(obj: Any, *keys: str) -> Obj:
+    """Like :func:`dig`, but a missing or non-mapping result is an empty mapping."""
+    found = dig(obj, *keys)
+    return found if isinstance(found, Mapping) else _EMPTY
+
+
+def name_of(obj: Any) -> str:
+    """``metadata.name``, or ``""``."""
+    return str(dig(obj, "metadata", "name") or "")
+
+
+def namespace_of(obj: Any) -> str:
+    """``metadata.namespace``, or ``""`` (cluster-scoped objects have none)."""
+    return str(dig(obj, "metadata", "namespace") or "")
+
+
+def annotations_of(obj: Any) -> Obj:
+    """``metadata.annotations``, or an empty mapping."""
+    return section(obj, "metadata", "annotations")
+
+
+def labels_of(obj: Any) -> Obj:
+    """``metadata.labels``, or an empty mapping."""
+    return section(obj, "metadata", "labels")
+
+
+def annotation_true(obj: Any, *keys: str) -> bool:
+    """Whether any of the annotations is the string ``true`` (any case)."""
+    annotations = annotations_of(obj)
+    return any(str(annotations.get(key, "")).lower() == "true" for key in keys)
+
+
+def pvc_capacity(pvc: Any) -> str | None:
+    """The bound capacity of a claim (``status.capacity.storage``), else what it requested."""
+    found = dig(pvc, "status", "capacity", "storage") or dig(
+        pvc, "spec", "resources", "requests", "storage"
+    )
+    return str(found) if found else None
+
+
+def is_default_storage_class(storage_class: Any) -> bool:
+    """Whether the StorageClass is annotated as the default."""
+    return annotation_true(storage_class, *DEFAULT_SC_ANNOTATIONS)
+
+
+def is_default_snapshot_class(snapshot_class: Any) -> bool:
+    """Whether the VolumeSnapshotClass is annotated as the default."""
+    return annotation_true(snapshot_class, DEFAULT_VSC_ANNOTATION)

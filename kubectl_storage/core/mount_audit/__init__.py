@@ -1,0 +1,1 @@
+"""`kubectl storage mount-audit`: NFS mount statistics and the NFS rule catalogue."""

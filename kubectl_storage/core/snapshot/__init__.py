@@ -1,0 +1,1 @@
+"""`kubectl storage snapshot`: snapshot listing, class choice, restore plans, the restore check."""
