@@ -21,8 +21,13 @@ from kubectl_storage.cli.options import (
     RunAsUserOpt,
     TimeoutOpt,
     TolerationOpt,
+    parse_size,
     placement_from_flags,
+    positive_count,
 )
+from kubectl_storage.core.fio.jobs import ProfileName
+from kubectl_storage.core.k8s.manifests import VolumeMode
+from kubectl_storage.core.k8s.quantities import Size
 from kubectl_storage.errors import FindingsError, UsageError
 from kubectl_storage.exit_codes import ExitCode
 
@@ -36,21 +41,25 @@ def fio_command(
         ),
     ] = None,
     size: Annotated[
-        str,
+        Size,
         typer.Option(
-            "--size", "-z", help="PVC size, a quantity with a unit (cloud disks scale with size)."
+            "--size",
+            "-z",
+            help="PVC size, a quantity with a unit (cloud disks scale with size).",
+            parser=parse_size,
+            metavar="SIZE",
         ),
-    ] = "100Gi",
+    ] = "100Gi",  # type: ignore[assignment]  # typer runs the default through parse_size
     pvc: Annotated[
         str | None,
         typer.Option("--pvc", help="Benchmark this existing PVC instead (it is never deleted)."),
     ] = None,
     volume_mode: Annotated[
-        str, typer.Option("--volume-mode", help="Filesystem or Block.")
-    ] = "Filesystem",
+        VolumeMode, typer.Option("--volume-mode", help="Filesystem or Block.")
+    ] = VolumeMode.FILESYSTEM,
     profile: Annotated[
-        str, typer.Option("--profile", "-p", help="Built-in job set: default, quick, database.")
-    ] = "default",
+        ProfileName, typer.Option("--profile", "-p", help="Built-in job set.")
+    ] = ProfileName.DEFAULT,
     job_file: Annotated[
         Path | None,
         typer.Option("--file", "-f", help="Your own fio job file instead of a profile."),
@@ -76,7 +85,10 @@ def fio_command(
     parallel: Annotated[
         bool, typer.Option("--parallel", help="Benchmark all classes at the same time.")
     ] = False,
-    repeat: Annotated[int, typer.Option("--repeat", help="Runs per class (mean ± stddev).")] = 1,
+    repeat: Annotated[
+        int,
+        typer.Option("--repeat", help="Runs per class (mean ± stddev).", callback=positive_count),
+    ] = 1,
     chart: Annotated[
         Path | None, typer.Option("--chart", help="Draw the results to FILE.png or FILE.svg.")
     ] = None,
@@ -112,7 +124,7 @@ def fio_command(
     """
     from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415
     from kubectl_storage.core.k8s.manifests import PodIdentity  # noqa: PLC0415
-    from kubectl_storage.operations.fio import FioRequest  # noqa: PLC0415
+    from kubectl_storage.operations.fio import FioCommand, FioRequest  # noqa: PLC0415
 
     options = options_of(ctx)
     threshold = _parse_percent(max_regression)
@@ -131,10 +143,6 @@ def fio_command(
         report = _load_report(from_json)
         _finish(options, report, chart, baseline, threshold)
         return
-    if not storage_class and not pvc and not dry_run:
-        storage_class = []  # resolved to the default class below
-    if storage_class and pvc:
-        raise UsageError("give either -s/--storage-class or --pvc, not both", "")
     placement = placement_from_flags(
         "fio",
         node=node,
@@ -146,22 +154,12 @@ def fio_command(
     identity = None
     if run_as_user is not None or fs_group is not None:
         identity = PodIdentity(run_as_user if run_as_user is not None else 1000, fs_group)
-    api = None if dry_run and storage_class else options.connect()
-    namespace = options.namespace or (api.namespace if api else "default")
-    classes = tuple(storage_class or ())
-    if not classes and not pvc:
-        if api is None:
-            api = options.connect()
-        from kubectl_storage.operations.classes import default_storage_class  # noqa: PLC0415
-
-        classes = (default_storage_class(api),)
     request = FioRequest(
-        storage_classes=classes,
-        namespace=namespace,
+        storage_classes=tuple(storage_class or ()),
         size=size,
         pvc=pvc,
         volume_mode=volume_mode,
-        profile=profile,
+        profile=str(profile),
         job_file=str(job_file) if job_file else None,
         runtime_s=runtime,
         ramp_time_s=ramp_time,
@@ -173,17 +171,11 @@ def fio_command(
         parallel=parallel,
         repeat=repeat,
     )
-    if dry_run:
-        from kubectl_storage.operations.fio import dry_run_manifests, plan_fio  # noqa: PLC0415
-        from kubectl_storage.render.structured import write_yaml_documents  # noqa: PLC0415
-
-        write_yaml_documents(dry_run_manifests(plan_fio(request)), options.stdout)
-        return
-    from kubectl_storage.operations.fio import run_fio  # noqa: PLC0415
-
-    assert api is not None
-    report = run_fio(api, request)
-    _finish(options, report, chart, baseline, threshold)
+    measured = options.execute(
+        FioCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
+    )
+    if measured is not None:
+        _finish(options, measured, chart, baseline, threshold)
 
 
 def _parse_percent(text: str) -> float:

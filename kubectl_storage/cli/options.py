@@ -10,10 +10,37 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from kubectl_storage.core.k8s.quantities import QuantityError, Size
 from kubectl_storage.errors import UsageError
 
 if TYPE_CHECKING:
     from kubectl_storage.core.k8s.manifests import PodPlacement
+
+
+def parse_size(text: str) -> Size:
+    """Typer parser for size flags: a Kubernetes quantity with a unit, parsed once, here.
+
+    A bad size is a usage error (exit 2) that names the flag, before anything else happens.
+    """
+    if isinstance(text, Size):  # typer hands defaults through the parser too
+        return text
+    try:
+        return Size.parse(text)
+    except QuantityError as exc:
+        raise typer.BadParameter(f"{exc} (example: 20Gi)") from exc
+
+
+def positive_seconds(value: float | None) -> float | None:
+    if value is not None and value <= 0:
+        raise typer.BadParameter("must be a positive number of seconds (example: 600)")
+    return value
+
+
+def positive_count(value: int | None) -> int | None:
+    if value is not None and value < 1:
+        raise typer.BadParameter("must be at least 1")
+    return value
+
 
 NodeOpt = Annotated[str | None, typer.Option("--node", help="Run the pod on this node.")]
 NodeSelectorOpt = Annotated[
@@ -33,7 +60,10 @@ FsGroupOpt = Annotated[int | None, typer.Option("--fs-group", help="fsGroup (def
 RegistryOpt = Annotated[
     str | None, typer.Option("--registry", help="Pull the default image from this registry.")
 ]
-TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds to wait for each step.")]
+TimeoutOpt = Annotated[
+    float,
+    typer.Option("--timeout", help="Seconds to wait for each step.", callback=positive_seconds),
+]
 KeepOpt = Annotated[bool, typer.Option("--keep", help="Leave the objects for debugging.")]
 DryRunOpt = Annotated[
     bool, typer.Option("--dry-run", help="Print the manifests as YAML; create nothing.")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kubectl_storage.cli.context import GlobalOptions, options_of
+from kubectl_storage.cli.context import options_of
 from kubectl_storage.cli.options import (
     DryRunOpt,
     FsGroupOpt,
@@ -19,10 +19,15 @@ from kubectl_storage.cli.options import (
     RunAsUserOpt,
     TimeoutOpt,
     TolerationOpt,
+    parse_size,
     placement_from_flags,
 )
+from kubectl_storage.core.k8s.quantities import Size
 from kubectl_storage.errors import FindingsError, UsageError
 from kubectl_storage.render.output import OutputFormat
+
+if TYPE_CHECKING:
+    from kubectl_storage.operations.snapshot import PodSettings
 
 snapshot_app = typer.Typer(
     help=(
@@ -59,8 +64,14 @@ RestoreClassOpt = Annotated[
     ),
 ]
 RestoreSizeOpt = Annotated[
-    str | None,
-    typer.Option("--size", "-z", help="Size of the restored PVC (default: its restoreSize)."),
+    Size | None,
+    typer.Option(
+        "--size",
+        "-z",
+        help="Size of the restored PVC (default: its restoreSize).",
+        parser=parse_size,
+        metavar="SIZE",
+    ),
 ]
 
 
@@ -75,15 +86,13 @@ def _pod_settings(
     registry: str | None,
     timeout: float,
     keep: bool,
-) -> Any:
+) -> PodSettings:
     from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415
     from kubectl_storage.core.k8s.manifests import (  # noqa: PLC0415
         PodIdentity,
     )
     from kubectl_storage.operations.snapshot import PodSettings  # noqa: PLC0415
 
-    if timeout <= 0:
-        raise UsageError("--timeout must be a positive number of seconds", "Example: --timeout 600")
     placement = placement_from_flags(
         "snapshot", node=node, node_selector=node_selector, toleration=toleration
     )
@@ -97,16 +106,6 @@ def _pod_settings(
         timeout_s=timeout,
         keep=keep,
     )
-
-
-def _namespace(options: GlobalOptions, api: Any) -> str:
-    return options.namespace or (api.namespace if api is not None else "default")
-
-
-def _write_manifests(options: GlobalOptions, manifests: list[dict[str, Any]]) -> None:
-    from kubectl_storage.render.structured import write_yaml_documents  # noqa: PLC0415
-
-    write_yaml_documents(manifests, options.stdout)
 
 
 # -- list -------------------------------------------------------------------------------------
@@ -136,8 +135,8 @@ def list_command(
     from kubectl_storage.render.snapshot import write_snapshot_list_table  # noqa: PLC0415
 
     options = options_of(ctx)
-    api = options.connect()
-    result = list_snapshots(api, _namespace(options, api), all_namespaces=all_namespaces)
+    namespace = options.resolved_namespace()
+    result = list_snapshots(options.connect(), namespace, all_namespaces=all_namespaces)
     options.emit(result.to_dict(), write_snapshot_list_table)
 
 
@@ -161,8 +160,15 @@ def check_command(
         ),
     ] = None,
     size: Annotated[
-        str, typer.Option("--size", "-z", help="Size of the test PVC, a quantity with a unit.")
-    ] = "1Gi",
+        Size,
+        typer.Option(
+            "--size",
+            "-z",
+            help="Size of the test PVC, a quantity with a unit.",
+            parser=parse_size,
+            metavar="SIZE",
+        ),
+    ] = "1Gi",  # type: ignore[assignment]  # typer runs the default through parse_size
     node: NodeOpt = None,
     node_selector: NodeSelectorOpt = None,
     toleration: TolerationOpt = None,
@@ -192,14 +198,7 @@ def check_command(
 
         kubectl storage snapshot check -s fast --snapshot-class fast-snaps --dry-run
     """
-    from kubectl_storage.operations.classes import default_storage_class  # noqa: PLC0415
-    from kubectl_storage.operations.snapshot import (  # noqa: PLC0415
-        CheckRequest,
-        check_manifests,
-        resolve_check_class,
-        run_check,
-        validate_check,
-    )
+    from kubectl_storage.operations.snapshot import CheckCommand, CheckRequest  # noqa: PLC0415
     from kubectl_storage.render.snapshot import write_check_table  # noqa: PLC0415
 
     options = options_of(ctx)
@@ -214,39 +213,18 @@ def check_command(
         timeout=timeout,
         keep=keep,
     )
-    offline = dry_run and storage_class is not None and snapshot_class is not None
-    if offline:
-        request = CheckRequest(
-            storage_class=str(storage_class),
-            namespace=options.namespace or "default",
-            pods=pods,
-            size=size,
-            snapshot_class=snapshot_class,
-        )
-        validate_check(request)
-        _write_manifests(options, check_manifests(request, str(snapshot_class)).all())
-        return
-    # Inputs first: a wrong size is reported before any connection is made.
-    validate_check(
-        CheckRequest(storage_class=storage_class or "", namespace="", pods=pods, size=size)
-    )
-    api = options.connect()
     request = CheckRequest(
-        storage_class=storage_class or default_storage_class(api),
-        namespace=_namespace(options, api),
-        pods=pods,
-        size=size,
-        snapshot_class=snapshot_class,
+        pods=pods, storage_class=storage_class, size=size, snapshot_class=snapshot_class
     )
-    if dry_run:
-        _, chosen = resolve_check_class(api, request)
-        _write_manifests(options, check_manifests(request, chosen).all())
+    report = options.execute(
+        CheckCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
+    )
+    if report is None:
         return
-    report = run_check(api, request)
     options.emit(report, write_check_table)
     if report["verdict"] != "pass":
         raise FindingsError(
-            f"snapshot check of StorageClass {request.storage_class} failed: "
+            f"snapshot check of StorageClass {report['storageClass']} failed: "
             + "; ".join(report["problems"][:5]),
             "The restore did not hold the snapshot-time content. Run with --keep to inspect "
             "the volumes, and report it to the CSI driver's maintainers with -o json output.",
@@ -317,13 +295,10 @@ def browse_command(
         kubectl storage snapshot browse old-snap --storage-class fast --tree -o json
     """
     from kubectl_storage.operations.snapshot import (  # noqa: PLC0415
+        BrowseCommand,
         BrowseMode,
         BrowseRequest,
         SnapshotSource,
-        dry_run_manifests,
-        plan_restore,
-        run_browse,
-        validate_browse,
     )
     from kubectl_storage.render.snapshot import write_listing_table  # noqa: PLC0415
 
@@ -349,46 +324,28 @@ def browse_command(
         keep=keep,
     )
 
-    def request_for(namespace: str) -> BrowseRequest:
-        return BrowseRequest(
-            source=SnapshotSource(
-                namespace=namespace,
-                snapshot=snapshot,
-                pvc=pvc,
-                snapshot_class=snapshot_class,
-                storage_class=restore_class,
-                size=size,
-            ),
-            pods=pods,
-            mode=mode,
-            path=path or "",
-            structured=options.output in (OutputFormat.JSON, OutputFormat.YAML),
-            term=os.environ.get("TERM", "xterm"),
-        )
-
-    validate_browse(request_for(options.namespace or "default"))
-    if (
-        mode is BrowseMode.SHELL
-        and not dry_run
-        and not (_is_tty(sys.stdin) and _is_tty(sys.stdout))
-    ):
-        raise UsageError(
-            "browse opens an interactive shell, which needs a terminal (stdin and stdout are "
-            "not one)",
-            "Use --tree [PATH] or --ls PATH to print a listing, or `kubectl storage snapshot "
-            "cp SNAP:PATH LOCAL` to copy files out.",
-        )
-    if dry_run:
-        offline = restore_class is not None and (size is not None or pvc is not None)
-        offline = offline and (snapshot_class is not None or pvc is None)
-        api = None if offline else options.connect()
-        request = request_for(_namespace(options, api))
-        plan = plan_restore(api, request.source, pods, "snapshot-browse")
-        _write_manifests(options, dry_run_manifests(plan))
+    request = BrowseRequest(
+        source=SnapshotSource(
+            namespace=options.resolved_namespace(),
+            snapshot=snapshot,
+            pvc=pvc,
+            snapshot_class=snapshot_class,
+            storage_class=restore_class,
+            size=size,
+        ),
+        pods=pods,
+        mode=mode,
+        path=path or "",
+        structured=options.output in (OutputFormat.JSON, OutputFormat.YAML),
+        term=os.environ.get("TERM", "xterm"),
+        # A --dry-run prints the plan and needs no terminal for the shell it would open.
+        has_terminal=dry_run or (_is_tty(sys.stdin) and _is_tty(sys.stdout)),
+    )
+    result = options.execute(
+        BrowseCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
+    )
+    if result is None:
         return
-    api = options.connect()
-    request = request_for(_namespace(options, api))
-    result = run_browse(api, request)
     if result.text is not None:
         options.stdout.write(result.text)
         options.stdout.flush()
@@ -448,12 +405,9 @@ def cp_command(
     """
     from kubectl_storage.core.snapshot.snapshots import parse_snapshot_ref  # noqa: PLC0415
     from kubectl_storage.operations.snapshot import (  # noqa: PLC0415
+        CopyCommand,
         CopyRequest,
         SnapshotSource,
-        dry_run_manifests,
-        plan_restore,
-        run_copy,
-        validate_copy,
     )
     from kubectl_storage.render.snapshot import write_copy_table  # noqa: PLC0415
 
@@ -474,24 +428,20 @@ def cp_command(
         keep=keep,
     )
 
-    def request_for(namespace: str) -> CopyRequest:
-        return CopyRequest(
-            source=SnapshotSource(
-                namespace=namespace, snapshot=snapshot, storage_class=restore_class, size=size
-            ),
-            path=path,
-            destination=destination,
-            pods=pods,
-            force=force,
-        )
-
-    validate_copy(request_for(options.namespace or "default"))
-    if dry_run:
-        api = None if restore_class and size else options.connect()
-        request = request_for(_namespace(options, api))
-        plan = plan_restore(api, request.source, pods, "snapshot-cp")
-        _write_manifests(options, dry_run_manifests(plan))
-        return
-    api = options.connect()
-    report = run_copy(api, request_for(_namespace(options, api)))
-    options.emit(report, write_copy_table)
+    request = CopyRequest(
+        source=SnapshotSource(
+            namespace=options.resolved_namespace(),
+            snapshot=snapshot,
+            storage_class=restore_class,
+            size=size,
+        ),
+        path=path,
+        destination=destination,
+        pods=pods,
+        force=force,
+    )
+    report = options.execute(
+        CopyCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
+    )
+    if report is not None:
+        options.emit(report, write_copy_table)

@@ -59,6 +59,24 @@ class Permission:
     resources: tuple[str, ...]
     verbs: tuple[str, ...]
     why: str
+    #: Needed only when the run does this (a :class:`Condition`); empty: always.
+    when: str = ""
+
+
+class Condition(StrEnum):
+    """What a run may or may not do, deciding which optional permissions it needs."""
+
+    NEW_VOLUME = "new-volume"  # creates its own PVC (fio without --pvc, snapshot restores)
+    TAKE_SNAPSHOT = "take-snapshot"  # cuts a VolumeSnapshot (check; browse/cp of a live PVC)
+    RESTORE = "restore"  # restores a snapshot into a PVC and reads it in a pod
+    RESCHEDULE = "reschedule"  # moves the database pod to another node
+    PVC_VOLUME = "pvc-volume"  # the database runs on a PVC (not an emptyDir control)
+
+
+#: The verbs preflight checks up front: the writes. A read that is refused fails at once and
+#: says so; a create that is refused halfway through a run, or a delete refused at cleanup,
+#: leaves work undone or objects behind.
+CHECKED_VERBS = ("create", "patch", "delete")
 
 
 @dataclass(frozen=True)
@@ -70,8 +88,10 @@ class CommandAccess:
     note: str = ""
 
 
-def _ns(group: str, resources: str, verbs: str, why: str) -> Permission:
-    return Permission(Scope.NAMESPACE, group, tuple(resources.split()), tuple(verbs.split()), why)
+def _ns(group: str, resources: str, verbs: str, why: str, when: str = "") -> Permission:
+    return Permission(
+        Scope.NAMESPACE, group, tuple(resources.split()), tuple(verbs.split()), why, when
+    )
 
 
 def _cluster(group: str, resources: str, verbs: str, why: str) -> Permission:
@@ -133,11 +153,13 @@ COMMANDS: dict[str, CommandAccess] = {
                 _ns("", "pods", "get watch create delete", "run fio in a pod, then delete it"),
                 _EXEC,
                 _ns("", "configmaps", "get create delete", "hand the fio job file to the pod"),
+                _ns("", "persistentvolumeclaims", "get", "read the claim's size (--pvc)"),
                 _ns(
                     "",
                     "persistentvolumeclaims",
-                    "get create delete",
-                    "a fresh volume per StorageClass (--pvc: only get)",
+                    "create delete",
+                    "a fresh volume per StorageClass (not with --pvc)",
+                    Condition.NEW_VOLUME,
                 ),
                 _EVENTS,
                 _cluster(_STORAGE_GROUP, "storageclasses", "list", "check the classes exist"),
@@ -169,20 +191,41 @@ COMMANDS: dict[str, CommandAccess] = {
             "snapshot",
             (
                 _NAMESPACE_EXISTS,
+                _ns(SNAPSHOT_API_GROUP, "volumesnapshots", "get list watch", "list snapshots"),
                 _ns(
                     SNAPSHOT_API_GROUP,
                     "volumesnapshots",
-                    "get list watch create delete",
-                    "list snapshots; take one (check, or browse/cp of a PVC) and wait for it",
+                    "create delete",
+                    "take one (check, or browse/cp of a PVC) and wait for it",
+                    Condition.TAKE_SNAPSHOT,
                 ),
                 _ns(
                     "",
                     "persistentvolumeclaims",
-                    "get list create delete",
-                    "source and restore volumes; show whether a snapshot's PVC still exists",
+                    "get list",
+                    "show whether a snapshot's source PVC still exists",
                 ),
-                _ns("", "pods", "get watch create delete", "write, read and browse the volumes"),
-                _EXEC,
+                _ns(
+                    "",
+                    "persistentvolumeclaims",
+                    "create delete",
+                    "source and restore volumes",
+                    Condition.RESTORE,
+                ),
+                _ns(
+                    "",
+                    "pods",
+                    "get watch create delete",
+                    "write, read and browse the volumes",
+                    Condition.RESTORE,
+                ),
+                _ns(
+                    "",
+                    "pods/exec",
+                    "get create",
+                    "run the tool in the pod (exec over a WebSocket)",
+                    Condition.RESTORE,
+                ),
                 _EVENTS,
                 _cluster(_STORAGE_GROUP, "storageclasses", "get list", "choose the restore class"),
                 _cluster(
@@ -200,17 +243,20 @@ COMMANDS: dict[str, CommandAccess] = {
             (
                 _NAMESPACE_EXISTS,
                 _ns("", "secrets", "get create delete", "the database password"),
+                _ns("apps", "statefulsets", "get create delete", "run MySQL"),
                 _ns(
                     "apps",
                     "statefulsets",
-                    "get create patch delete",
-                    "run MySQL; patch it away from its node for the reschedule step",
+                    "patch",
+                    "move it away from its node for the reschedule step",
+                    Condition.RESCHEDULE,
                 ),
                 _ns(
                     "",
                     "persistentvolumeclaims",
                     "get delete",
                     "delete the claim the StatefulSet created",
+                    Condition.PVC_VOLUME,
                 ),
                 _ns("", "pods", "get watch delete", "wait for the database pod; kill it"),
                 _EXEC,
@@ -401,3 +447,34 @@ def permission_rows(commands: Sequence[CommandAccess]) -> list[dict[str, str]]:
                 }
             )
     return rows
+
+
+def checks_for(command: str, conditions: Iterable[str] = ()) -> list[Permission]:
+    """The permissions preflight verifies for one run: the command's namespace-scope writes
+    (:data:`CHECKED_VERBS`) that apply under ``conditions``, from the one table above.
+
+    Raises:
+        UnknownCommandError: the command is not in the table.
+    """
+    if command not in COMMANDS:
+        raise UnknownCommandError(f"unknown command {command}")
+    active = set(conditions)
+    checked = []
+    for permission in COMMANDS[command].permissions:
+        if permission.scope is not Scope.NAMESPACE:
+            continue
+        if permission.when and permission.when not in active:
+            continue
+        verbs = tuple(v for v in permission.verbs if v in CHECKED_VERBS)
+        if verbs:
+            checked.append(
+                Permission(
+                    permission.scope,
+                    permission.group,
+                    permission.resources,
+                    verbs,
+                    permission.why,
+                    permission.when,
+                )
+            )
+    return checked

@@ -50,6 +50,48 @@ def _kubeconfig_paths(settings: ConnectionSettings) -> list[str]:
     return [str(Path("~/.kube/config").expanduser())]
 
 
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+def resolve_namespace(settings: ConnectionSettings) -> str:
+    """The namespace a command works in, decided as kubectl does, without any network call.
+
+    ``-n`` wins; then the namespace of the chosen context (``--context``, else the kubeconfig's
+    current-context; with several KUBECONFIG files the first that sets a value wins, as in
+    kubectl's merge); then the service account's namespace inside a pod; else ``default``.
+    An unknown ``--context`` is left for :func:`connect` to report.
+    """
+    if settings.namespace:
+        return settings.namespace
+    import yaml  # noqa: PLC0415 - only commands that resolve a namespace need it
+
+    current: str | None = settings.context
+    contexts: dict[str, Any] = {}
+    found_file = False
+    for path in _kubeconfig_paths(settings):
+        try:
+            document = yaml.safe_load(Path(path).read_text())
+        except (OSError, yaml.YAMLError):
+            continue
+        found_file = True
+        if not isinstance(document, dict):
+            continue
+        if current is None and document.get("current-context"):
+            current = str(document["current-context"])
+        for entry in document.get("contexts") or []:
+            if isinstance(entry, dict) and entry.get("name") not in contexts:
+                contexts[str(entry.get("name"))] = entry.get("context") or {}
+    if not found_file and os.environ.get("KUBERNETES_SERVICE_HOST"):
+        try:
+            return SERVICE_ACCOUNT_NAMESPACE.read_text().strip() or "default"
+        except OSError:
+            return "default"
+    context = contexts.get(current or "")
+    if isinstance(context, dict) and context.get("namespace"):
+        return str(context["namespace"])
+    return "default"
+
+
 def connect(settings: ConnectionSettings) -> Connection:
     """Load configuration and build an API client, or explain why there is no cluster to talk to.
 
@@ -72,14 +114,10 @@ def connect(settings: ConnectionSettings) -> Connection:
         )
 
     configuration = client.Configuration()
-    namespace = "default"
     context_name = settings.context
     try:
         if in_cluster:
             config.load_incluster_config(client_configuration=configuration)
-            ns_file = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
-            if ns_file.is_file():
-                namespace = ns_file.read_text().strip() or namespace
         else:
             joined = os.pathsep.join(existing)
             contexts, active = config.list_kube_config_contexts(config_file=joined)
@@ -95,7 +133,6 @@ def connect(settings: ConnectionSettings) -> Connection:
                 chosen = matches[0]
             if chosen:
                 context_name = chosen.get("name")
-                namespace = (chosen.get("context") or {}).get("namespace") or namespace
             config.load_kube_config(
                 config_file=joined, context=settings.context, client_configuration=configuration
             )
@@ -104,9 +141,8 @@ def connect(settings: ConnectionSettings) -> Connection:
     except (OSError, ValueError) as exc:
         raise UsageError(f"cannot read the kubeconfig: {exc}", NO_CLUSTER_HINT) from exc
 
-    if settings.namespace:
-        namespace = settings.namespace
     api_client = client.ApiClient(configuration)
+    namespace = resolve_namespace(settings)  # the one namespace decision, shared with complete()
     return Connection(
         api_client=api_client,
         namespace=namespace,

@@ -14,7 +14,6 @@ created with a ``settled`` predicate, and the scope waits (bounded) until it hol
 
 from __future__ import annotations
 
-import copy
 import logging
 import signal
 import threading
@@ -24,7 +23,7 @@ from types import FrameType, TracebackType
 from typing import Any
 
 from kubectl_storage.core.k8s.kinds import ResourceKind
-from kubectl_storage.core.k8s.labels import new_run_id, run_labels
+from kubectl_storage.core.k8s.labels import new_run_id, run_labels, with_run_labels
 from kubectl_storage.errors import ClusterError, Interrupted, Terminated
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.waits import wait_for, wait_gone
@@ -133,15 +132,7 @@ class RunScope:
     # -- creating --------------------------------------------------------------------------
     def labelled(self, manifest: JsonDict) -> JsonDict:
         """A copy of ``manifest`` carrying the run's labels, also on pod and claim templates."""
-        labelled = copy.deepcopy(manifest)
-        _add_labels(labelled.setdefault("metadata", {}), self.labels)
-        spec = labelled.get("spec") or {}
-        template = spec.get("template")
-        if isinstance(template, dict):
-            _add_labels(template.setdefault("metadata", {}), self.labels)
-        for claim in spec.get("volumeClaimTemplates") or []:
-            _add_labels(claim.setdefault("metadata", {}), self.labels)
-        return labelled
+        return with_run_labels(manifest, self.run_id, self.command)
 
     def create(
         self,
@@ -276,10 +267,6 @@ class RunScope:
             except (KeyboardInterrupt, _SigTerm):
                 log.warning("not waiting for %s %s to finish; deleting it now", kind.kind, name)
                 return
-
-
-def _add_labels(meta: dict[str, Any], labels: dict[str, str]) -> None:
-    meta.setdefault("labels", {}).update(labels)
 
 
 def _grace_for(kind: ResourceKind) -> int | None:

@@ -18,7 +18,6 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from kubectl_storage.core.fio.jobs import (
     DEFAULT_DIRECTORY,
@@ -32,41 +31,44 @@ from kubectl_storage.core.fio.jobs import (
 from kubectl_storage.core.fio.results import FioOutputError, FioResult, parse_fio_output
 from kubectl_storage.core.fio.stats import build_fio_report
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.core.k8s.labels import object_name
+from kubectl_storage.core.k8s.labels import object_name, with_run_labels
 from kubectl_storage.core.k8s.manifests import (
     Manifest,
     PodIdentity,
     PodPlacement,
+    VolumeMode,
     build_configmap,
     build_pvc,
     build_workload_pod,
 )
-from kubectl_storage.core.k8s.quantities import QuantityError, format_bytes, parse_size_bytes
+from kubectl_storage.core.k8s.objects import pvc_capacity
+from kubectl_storage.core.k8s.quantities import Size, format_bytes, parse_size_bytes
+from kubectl_storage.core.rbac import Condition
 from kubectl_storage.core.report.findings import Severity
-from kubectl_storage.errors import ClusterError, FindingsError, NotFoundError, UsageError
-from kubectl_storage.kube.access import AccessRequest, require_access
-from kubectl_storage.kube.api import KubeApi
+from kubectl_storage.errors import ClusterError, FindingsError, UsageError
+from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.podexec import exec_in_pod, preload_exec_support
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.kube.waits import pod_running, wait_for
+from kubectl_storage.operations.pipeline import Progress
+from kubectl_storage.operations.preflight import ClusterFacts, Requirements
 
 log = logging.getLogger(__name__)
 
 JOB_FILE_NAME = "job.fio"
 CONFIG_PATH = "/etc/kubectl-storage"
 BLOCK_DEVICE_PATH = "/dev/kubectl-storage-block"
-OPENSHIFT_UID_ANNOTATION = "openshift.io/sa.scc.uid-range"
+COMMAND = "fio"
 
 
 @dataclass(frozen=True)
 class FioRequest:
-    """Everything `kubectl storage fio` was asked to do."""
+    """Everything `kubectl storage fio` was asked to do, typed and complete."""
 
-    storage_classes: tuple[str, ...]
-    namespace: str
-    size: str = "100Gi"
+    storage_classes: tuple[str, ...] = ()  # empty and no pvc: the cluster's default class
+    size: Size = field(default_factory=lambda: Size.parse("100Gi"))
     pvc: str | None = None
-    volume_mode: str = "Filesystem"
+    volume_mode: VolumeMode = VolumeMode.FILESYSTEM
     profile: str = "default"
     job_file: str | None = None  # path of the user's job file
     runtime_s: int | None = None
@@ -79,21 +81,31 @@ class FioRequest:
     parallel: bool = False
     repeat: int = 1
 
+    @property
+    def block(self) -> bool:
+        """Whether the volume is a raw block device."""
+        return self.volume_mode is VolumeMode.BLOCK
+
 
 @dataclass(frozen=True)
 class FioPlan:
-    """The validated request: job text and the manifests per class."""
+    """The validated request: job text and the labelled manifests per class (or the PVC)."""
 
     request: FioRequest
+    namespace: str
+    run_id: str
     job_text: str
     job_bytes: int
-    size_bytes: int
-    manifests: dict[str, list[Manifest]]  # target (class or pvc) -> manifests to create
+    targets: dict[str, list[Manifest]]  # target (class or pvc) -> manifests, creation order
+
+    def manifests(self) -> list[Manifest]:
+        """All manifests the run creates, in creation order (what --dry-run prints)."""
+        return [m for manifests in self.targets.values() for m in manifests]
 
 
 def build_job_text(request: FioRequest) -> str:
     """The fio job file: the user's, or the chosen profile rendered for the volume mode."""
-    block = request.volume_mode == "Block"
+    block = request.block
     if request.job_file:
         if request.runtime_s is not None or request.ramp_time_s is not None:
             raise UsageError(
@@ -151,51 +163,87 @@ def check_with_local_fio(job_text: str) -> str | None:
     return None
 
 
-def plan_fio(request: FioRequest, pvc_bytes: int | None = None) -> FioPlan:
-    """Validate everything that needs no cluster and build the manifests (also for --dry-run)."""
+def validate_fio(request: FioRequest) -> None:
+    """Every check that needs no cluster: counts, the job file (with fio --parse-only where fio
+    is installed here), and whether the job fits the volume size asked for."""
     if request.repeat < 1:
         raise UsageError("--repeat must be at least 1", "Example: --repeat 3")
-    if request.volume_mode not in ("Filesystem", "Block"):
-        raise UsageError(
-            f"--volume-mode must be Filesystem or Block, not {request.volume_mode!r}", ""
-        )
-    try:
-        size_bytes = parse_size_bytes(request.size, what="--size")
-    except QuantityError as exc:
-        raise UsageError(str(exc), "Example: -z 20Gi") from exc
+    if request.timeout_s <= 0:
+        raise UsageError("--timeout must be a positive number of seconds", "Example: --timeout 600")
+    if request.storage_classes and request.pvc:
+        raise UsageError("give either -s/--storage-class or --pvc, not both", "")
     job_text = build_job_text(request)
     fio_complaint = check_with_local_fio(job_text)
     if fio_complaint:
         raise UsageError(
             f"fio rejects the job file: {fio_complaint}", "Fix the job file and try again."
         )
+    if not request.pvc:
+        _check_fits(request, job_text, request.size.bytes)
+
+
+def _check_fits(request: FioRequest, job_text: str, volume_bytes: int) -> int:
     estimate = estimate_job_space(job_text)
-    volume_bytes = pvc_bytes if pvc_bytes is not None else size_bytes
-    overhead = 0.0 if request.volume_mode == "Block" else 0.10
+    overhead = 0.0 if request.block else 0.10
     misfit = check_fits(estimate.total_bytes, volume_bytes, overhead_fraction=overhead)
     if misfit:
         flag = f"--pvc {request.pvc}" if request.pvc else f"-z {request.size}"
         raise UsageError(f"{misfit} ({flag})", "Raise -z/--size or lower the job's size.")
-    manifests: dict[str, list[Manifest]] = {}
-    targets = [request.pvc] if request.pvc else list(request.storage_classes)
-    for target in targets:
-        manifests[target] = _manifests_for(request, target, "RUNID", job_text)
-    return FioPlan(request, job_text, estimate.total_bytes, size_bytes, manifests)
+    return estimate.total_bytes
 
 
-def _manifests_for(request: FioRequest, target: str, run_id: str, job_text: str) -> list[Manifest]:
-    ns = request.namespace
+def requirements(request: FioRequest) -> Requirements:
+    """What preflight checks: the classes (or the default one), the PVC, the writes."""
+    return Requirements(
+        storage_classes=request.storage_classes,
+        default_storage_class=not request.storage_classes and not request.pvc,
+        pvcs=(request.pvc,) if request.pvc else (),
+        conditions=frozenset() if request.pvc else frozenset({Condition.NEW_VOLUME}),
+        doing="run fio benchmarks",
+    )
+
+
+def plan_fio(request: FioRequest, facts: ClusterFacts, run_id: str) -> FioPlan:
+    """The labelled manifests per class, for this run id (also what --dry-run prints)."""
+    job_text = build_job_text(request)
+    if request.pvc:
+        capacity = pvc_capacity(facts.pvcs.get(request.pvc))
+        volume_bytes = parse_size_bytes(capacity) if capacity else request.size.bytes
+        job_bytes = _check_fits(request, job_text, volume_bytes)
+        targets = [request.pvc]
+    else:
+        job_bytes = estimate_job_space(job_text).total_bytes
+        targets = list(request.storage_classes) or [str(facts.default_storage_class)]
+    identity = facts.identity(request.identity)
+    manifests = {
+        target: [
+            with_run_labels(m, run_id, COMMAND)
+            for m in _manifests_for(request, facts.namespace, target, run_id, job_text, identity)
+        ]
+        for target in targets
+    }
+    return FioPlan(request, facts.namespace, run_id, job_text, job_bytes, manifests)
+
+
+def _manifests_for(
+    request: FioRequest,
+    ns: str,
+    target: str,
+    run_id: str,
+    job_text: str,
+    identity: PodIdentity,
+) -> list[Manifest]:
     suffix = _short(target)
-    cm_name = object_name("fio", run_id, suffix)
-    pod_name = object_name("fio", run_id, suffix)
-    identity = request.identity or PodIdentity()
+    cm_name = object_name(COMMAND, run_id, suffix)
+    pod_name = object_name(COMMAND, run_id, suffix)
     out = [build_configmap(cm_name, ns, {JOB_FILE_NAME: job_text})]
     if request.pvc:
         pvc_name = request.pvc
     else:
-        pvc_name = object_name("fio", run_id, suffix)
-        out.append(build_pvc(pvc_name, ns, target, request.size, volume_mode=request.volume_mode))
-    block = request.volume_mode == "Block"
+        pvc_name = object_name(COMMAND, run_id, suffix)
+        out.append(
+            build_pvc(pvc_name, ns, target, request.size.text, volume_mode=request.volume_mode)
+        )
     out.append(
         build_workload_pod(
             pod_name,
@@ -203,7 +251,7 @@ def _manifests_for(request: FioRequest, target: str, run_id: str, job_text: str)
             request.image,
             pvc_name=pvc_name,
             mount_path=DEFAULT_DIRECTORY,
-            block_device_path=BLOCK_DEVICE_PATH if block else None,
+            block_device_path=BLOCK_DEVICE_PATH if request.block else None,
             configmap_name=cm_name,
             configmap_path=CONFIG_PATH,
             identity=identity,
@@ -217,61 +265,33 @@ def _short(target: str) -> str:
     return target[:30]
 
 
-def dry_run_manifests(plan: FioPlan) -> list[Manifest]:
-    """All manifests the run would create, in creation order."""
-    return [m for manifests in plan.manifests.values() for m in manifests]
+class FioCommand:
+    """`kubectl storage fio` as pipeline stages (operations/pipeline.py)."""
 
+    rbac_name = COMMAND
+    label = COMMAND
 
-# -- cluster checks -------------------------------------------------------------------------
+    def validate(self, request: FioRequest) -> None:
+        """See :func:`validate_fio`."""
+        validate_fio(request)
 
+    def requirements(self, request: FioRequest) -> Requirements:
+        """See :func:`requirements`."""
+        return requirements(request)
 
-def check_cluster(api: KubeApi, request: FioRequest) -> tuple[int | None, PodIdentity]:
-    """Fail before creating anything: classes, PVC, namespace, permissions; choose the UID."""
-    ns_obj = api.get_or_none(kinds.NAMESPACE, request.namespace)
-    if ns_obj is None:
-        raise NotFoundError(
-            f'namespace "{request.namespace}" does not exist',
-            "Create it (kubectl create namespace NAME) or choose another with -n.",
-        )
-    pvc_bytes: int | None = None
-    if request.pvc:
-        pvc = api.get_or_none(kinds.PVC, request.pvc, request.namespace)
-        if pvc is None:
-            raise NotFoundError(
-                f'PVC "{request.pvc}" does not exist in namespace {request.namespace}',
-                "Check the name and the namespace (-n).",
-            )
-        capacity = ((pvc.get("status") or {}).get("capacity") or {}).get("storage") or (
-            (pvc.get("spec") or {}).get("resources", {}).get("requests", {}).get("storage")
-        )
-        pvc_bytes = parse_size_bytes(str(capacity)) if capacity else None
-    else:
-        existing = {(sc.get("metadata") or {}).get("name") for sc in api.list(kinds.STORAGE_CLASS)}
-        missing = [c for c in request.storage_classes if c not in existing]
-        if missing:
-            raise NotFoundError(
-                f"StorageClass {', '.join(missing)} does not exist",
-                "Available: "
-                + (", ".join(sorted(str(e) for e in existing)) or "none")
-                + " (kubectl storage classes lists them).",
-            )
-    checks = [
-        AccessRequest("create", "pods", namespace=request.namespace),
-        AccessRequest("create", "pods", namespace=request.namespace, subresource="exec"),
-        AccessRequest("create", "configmaps", namespace=request.namespace),
-    ]
-    if not request.pvc:
-        checks.append(
-            AccessRequest("create", "persistentvolumeclaims", namespace=request.namespace)
-        )
-    require_access(api, checks, "run fio benchmarks")
-    identity = request.identity
-    if identity is None:
-        annotations = (ns_obj.get("metadata") or {}).get("annotations") or {}
-        # OpenShift assigns UIDs from a namespace range and rejects others.
-        openshift = OPENSHIFT_UID_ANNOTATION in annotations
-        identity = PodIdentity(None, None) if openshift else PodIdentity()
-    return pvc_bytes, identity
+    def plan_offline(self, request: FioRequest) -> bool:
+        """Named classes plan from the flags; the default class and a PVC's size need reads."""
+        return bool(request.storage_classes) and not request.pvc
+
+    def plan(
+        self, request: FioRequest, facts: ClusterFacts, run_id: str, api: KubeApi | None
+    ) -> FioPlan:
+        """See :func:`plan_fio`."""
+        return plan_fio(request, facts, run_id)
+
+    def run(self, api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) -> JsonDict:
+        """See :func:`run_fio`."""
+        return run_fio(api, plan, scope, progress)
 
 
 # -- running --------------------------------------------------------------------------------
@@ -286,21 +306,9 @@ class ClassRun:
     stderr: str = ""
 
 
-def run_fio(
-    api: KubeApi,
-    request: FioRequest,
-    *,
-    on_step: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
-    """Run the benchmark and return the FioReport dict.
-
-    Raises:
-        FindingsError: fio reported job errors (the report is attached as ``report``).
-    """
-    pvc_bytes, identity = check_cluster(api, request)
-    request = _with_identity(request, identity)
-    plan = plan_fio(request, pvc_bytes)
-    step = on_step or (lambda message: log.info("%s", message))
+def run_fio(api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) -> JsonDict:
+    """Create the plan's objects class by class, run fio, and return the FioReport dict."""
+    request = plan.request
     if request.pvc:
         log.warning(
             "fio writes a %s test file into PVC %s; it is removed afterwards",
@@ -308,30 +316,28 @@ def run_fio(
             request.pvc,
         )
     runs: dict[str, ClassRun] = {}
-    with RunScope(api, "fio", keep=request.keep, cleanup_timeout_s=request.timeout_s) as scope:
-        targets = list(plan.manifests)
-        if request.parallel and len(targets) > 1:
-            cancel = threading.Event()
-            with ThreadPoolExecutor(max_workers=len(targets)) as pool:
-                futures = {
-                    t: pool.submit(_run_target, api, scope, request, plan, t, step, cancel)
-                    for t in targets
-                }
-                try:
-                    for target, future in futures.items():
-                        runs[target] = future.result()
-                except BaseException:
-                    cancel.set()
-                    raise
-        else:
-            for target in targets:
-                runs[target] = _run_target(api, scope, request, plan, target, step, None)
+    targets = list(plan.targets)
+    if request.parallel and len(targets) > 1:
+        cancel = threading.Event()
+        with ThreadPoolExecutor(max_workers=len(targets)) as pool:
+            futures = {
+                t: pool.submit(_run_target, api, scope, plan, t, progress, cancel) for t in targets
+            }
+            try:
+                for target, future in futures.items():
+                    runs[target] = future.result()
+            except BaseException:
+                cancel.set()
+                raise
+    else:
+        for target in targets:
+            runs[target] = _run_target(api, scope, plan, target, progress, None)
     extra = {
-        "namespace": request.namespace,
-        "size": request.size if not request.pvc else None,
+        "namespace": plan.namespace,
+        "size": request.size.text if not request.pvc else None,
         "pvc": request.pvc,
-        "volume_mode": request.volume_mode,
-        "run_id": scope.run_id,
+        "volume_mode": str(request.volume_mode),
+        "run_id": plan.run_id,
     }
     return build_fio_report(
         {t: r.results for t, r in runs.items()},
@@ -340,25 +346,20 @@ def run_fio(
     )
 
 
-def _with_identity(request: FioRequest, identity: PodIdentity) -> FioRequest:
-    from dataclasses import replace  # noqa: PLC0415 - tiny, local use
-
-    return replace(request, identity=identity)
-
-
 def _run_target(
     api: KubeApi,
     scope: RunScope,
-    request: FioRequest,
     plan: FioPlan,
     target: str,
-    step: Callable[[str], None],
+    progress: Progress,
     cancel: threading.Event | None,
 ) -> ClassRun:
-    manifests = _manifests_for(request, target, scope.run_id, plan.job_text)
+    request = plan.request
+    step = progress.step
+    manifests = plan.targets[target]
     pod_manifest = manifests[-1]
     pod_name = pod_manifest["metadata"]["name"]
-    ns = request.namespace
+    ns = plan.namespace
     created: list[tuple[kinds.ResourceKind, str]] = []
     for manifest in manifests:
         if cancel is not None and cancel.is_set():
@@ -377,7 +378,7 @@ def _run_target(
         namespace=ns,
         timeout_s=request.timeout_s,
         what="Running",
-        hint=_pending_hint(api, request, target, manifests),
+        hint=_pending_hint(ns, target),
     )
     step(f"{label}: pod running; fio starts")
     results: list[FioResult] = []
@@ -386,7 +387,7 @@ def _run_target(
         started = time.monotonic()
         prefix = f"{label}: run {attempt}/{request.repeat}" if request.repeat > 1 else label
         command = ["fio", "--output-format=json"]
-        if request.volume_mode != "Block":
+        if not request.block:
             # fio writes where it runs unless told otherwise, and the root filesystem is
             # read-only: point a user's job file without `directory=` at the volume.
             command.append(f"--directory={DEFAULT_DIRECTORY}")
@@ -397,7 +398,7 @@ def _run_target(
             command,
             namespace=ns,
             timeout_s=request.timeout_s + _expected_seconds(plan.job_text),
-            on_tick=_ticker(step, prefix, started),
+            on_tick=_ticker(progress.tick, prefix, started),
         )
         stderr_text = outcome.stderr
         try:
@@ -421,10 +422,10 @@ def _ticker(step: Callable[[str], None], prefix: str, started: float) -> Callabl
     return lambda: step(f"{prefix}: fio running, {time.monotonic() - started:.0f}s")
 
 
-def _pending_hint(api: KubeApi, request: FioRequest, target: str, manifests: list[Manifest]) -> str:
+def _pending_hint(namespace: str, target: str) -> str:
     return (
         "If the PVC stays Pending, check that the StorageClass's provisioner runs "
-        f"(kubectl get pvc -n {request.namespace}; kubectl describe storageclass {target}). "
+        f"(kubectl get pvc -n {namespace}; kubectl describe storageclass {target}). "
         "If the pod is Pending, check node taints (--toleration) and resources."
     )
 

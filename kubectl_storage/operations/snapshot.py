@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.core.k8s.labels import object_name
+from kubectl_storage.core.k8s.labels import object_name, with_run_labels
 from kubectl_storage.core.k8s.manifests import (
     Manifest,
     PodIdentity,
@@ -37,10 +37,11 @@ from kubectl_storage.core.k8s.manifests import (
     build_pvc,
     build_workload_pod,
 )
-from kubectl_storage.core.k8s.quantities import QuantityError, format_bytes, parse_size_bytes
+from kubectl_storage.core.k8s.objects import dig
+from kubectl_storage.core.k8s.quantities import Size, format_bytes
+from kubectl_storage.core.rbac import Condition
 from kubectl_storage.core.report.envelope import report_envelope
 from kubectl_storage.core.snapshot.snapshots import (
-    SNAPSHOT_API_GROUP,
     SNAPSHOT_MOUNT,
     SOURCE_MOUNT,
     RestoreClassChoice,
@@ -77,34 +78,18 @@ from kubectl_storage.errors import (
     UsageError,
     WaitTimeoutError,
 )
-from kubectl_storage.kube.access import AccessRequest, require_access
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.events import events_for
 from kubectl_storage.kube.podexec import ExecResult, exec_in_pod
 from kubectl_storage.kube.podstream import exec_interactive, exec_to_sink, interrupted
 from kubectl_storage.kube.run_scope import RunScope
-from kubectl_storage.kube.waits import wait_for
+from kubectl_storage.kube.waits import pod_running, wait_for
+from kubectl_storage.operations.pipeline import Progress
+from kubectl_storage.operations.preflight import ClusterFacts, Requirements, require_snapshot_api
 
 log = logging.getLogger(__name__)
 
-OPENSHIFT_UID_ANNOTATION = "openshift.io/sa.scc.uid-range"
-SNAPSHOT_API_PATH = f"/apis/{SNAPSHOT_API_GROUP}/v1"
-SNAPSHOT_API_RESOURCES = {"volumesnapshots", "volumesnapshotcontents", "volumesnapshotclasses"}
-INSTALL_SNAPSHOT_API_HINT = (
-    "Install the snapshot CRDs and the snapshot controller from "
-    "https://github.com/kubernetes-csi/external-snapshotter (in a checkout of a release: "
-    "kubectl kustomize client/config/crd | kubectl create -f - ; "
-    "kubectl -n kube-system kustomize deploy/kubernetes/snapshot-controller | "
-    "kubectl create -f -), then a VolumeSnapshotClass for your CSI driver."
-)
-#: Placeholder run id in --dry-run manifests.
-DRY_RUN_ID = "RUNID"
-
 Step = Callable[[str], None]
-
-
-def _default_step(message: str) -> None:
-    log.info("%s", message)
 
 
 # -- requests ---------------------------------------------------------------------------------
@@ -125,10 +110,9 @@ class PodSettings:
 class CheckRequest:
     """Everything `snapshot check` was asked to do."""
 
-    storage_class: str
-    namespace: str
     pods: PodSettings
-    size: str = "1Gi"
+    storage_class: str | None = None  # None: the cluster's default class
+    size: Size = field(default_factory=lambda: Size.parse("1Gi"))
     snapshot_class: str | None = None
 
 
@@ -141,7 +125,7 @@ class SnapshotSource:
     pvc: str | None = None
     snapshot_class: str | None = None  # for --pvc
     storage_class: str | None = None  # the restore class, when it cannot be inferred
-    size: str | None = None  # the restore size, when the snapshot does not report one
+    size: Size | None = None  # the restore size, when the snapshot does not report one
 
     @property
     def label(self) -> str:
@@ -169,6 +153,7 @@ class BrowseRequest:
     stdin_fd: int = 0
     stdout_fd: int = 1
     term: str = "xterm"
+    has_terminal: bool = True  # stdin and stdout are a terminal (the shell needs one)
 
 
 @dataclass(frozen=True)
@@ -188,47 +173,6 @@ class CopyRequest:
     destination: str
     pods: PodSettings
     force: bool = False
-
-
-# -- checks shared by every subcommand --------------------------------------------------------
-
-
-def require_snapshot_api(api: KubeApi) -> None:
-    """Fail with the way to install them when the snapshot CRDs are absent.
-
-    Raises:
-        NotFoundError: snapshot.storage.k8s.io/v1 is not served.
-    """
-    try:
-        served = api.request("GET", SNAPSHOT_API_PATH)
-    except NotFoundError:
-        served = {}
-    names = {str(r.get("name")) for r in served.get("resources") or []}
-    missing = SNAPSHOT_API_RESOURCES - names
-    if missing:
-        raise NotFoundError(
-            "the VolumeSnapshot API (snapshot.storage.k8s.io/v1) is not installed in this "
-            "cluster" + (f" (missing: {', '.join(sorted(missing))})" if names else ""),
-            INSTALL_SNAPSHOT_API_HINT,
-        )
-
-
-def _require_namespace(api: KubeApi, namespace: str) -> JsonDict:
-    ns_obj = api.get_or_none(kinds.NAMESPACE, namespace)
-    if ns_obj is None:
-        raise NotFoundError(
-            f'namespace "{namespace}" does not exist',
-            "Create it (kubectl create namespace NAME) or choose another with -n.",
-        )
-    return ns_obj
-
-
-def _identity_for(ns_obj: JsonDict, given: PodIdentity | None) -> PodIdentity:
-    if given is not None:
-        return given
-    annotations = (ns_obj.get("metadata") or {}).get("annotations") or {}
-    # OpenShift assigns UIDs from a namespace range and rejects others.
-    return PodIdentity(None, None) if OPENSHIFT_UID_ANNOTATION in annotations else PodIdentity()
 
 
 def _storage_class(api: KubeApi, name: str) -> JsonDict:
@@ -264,31 +208,6 @@ def _get_optional(api: KubeApi, kind: kinds.ResourceKind, name: str | None) -> J
 # -- waiting ----------------------------------------------------------------------------------
 
 
-def _pod_running(role: str) -> Callable[[JsonDict], bool]:
-    def predicate(pod: JsonDict) -> bool:
-        status = pod.get("status") or {}
-        phase = status.get("phase")
-        if phase == "Running":
-            return True
-        if phase in ("Failed", "Succeeded"):
-            raise ClusterError(
-                f"the {role} pod ended ({phase}): {status.get('message') or ''}".rstrip(": "),
-                "Run with --keep and inspect the pod (kubectl describe pod).",
-            )
-        for cs in status.get("containerStatuses") or []:
-            waiting = (cs.get("state") or {}).get("waiting") or {}
-            if waiting.get("reason") in ("ErrImagePull", "ImagePullBackOff", "InvalidImageName"):
-                raise ClusterError(
-                    f"the {role} image cannot be pulled: "
-                    + (waiting.get("message") or waiting["reason"]),
-                    "Mirror the image and pass --image (or --registry) for clusters without "
-                    "internet access.",
-                )
-        return False
-
-    return predicate
-
-
 def _wait_pod(
     api: KubeApi, pod: str, pvc: str, namespace: str, role: str, timeout_s: float
 ) -> None:
@@ -298,7 +217,7 @@ def _wait_pod(
             api,
             kinds.POD,
             pod,
-            _pod_running(role),
+            pod_running(role),
             namespace=namespace,
             timeout_s=timeout_s,
             what="Running",
@@ -456,189 +375,265 @@ class CheckManifests:
         return [self.source_pvc, self.writer_pod, self.snapshot, self.restore_pvc, self.reader_pod]
 
 
-def validate_check(request: CheckRequest) -> int:
-    """Inputs that need no cluster: the size. Returns it in bytes.
+CHECK_COMMAND = "snapshot-check"
+
+
+def validate_check(request: CheckRequest) -> None:
+    """Inputs that need no cluster: the size must hold the check's files.
 
     Raises:
-        UsageError: the size is not a quantity with a unit, or too small for the files.
+        UsageError: the size is too small for the files.
     """
-    try:
-        size_bytes = parse_size_bytes(request.size, what="--size")
-    except QuantityError as exc:
-        raise UsageError(str(exc), "Example: -z 1Gi") from exc
-    problem = check_size_problem(size_bytes)
+    problem = check_size_problem(request.size.bytes)
     if problem:
         raise UsageError(f"-z {request.size} is too small: {problem}", "Example: -z 1Gi")
-    return size_bytes
 
 
 def check_manifests(
-    request: CheckRequest,
+    namespace: str,
+    storage_class: str,
     snapshot_class: str,
+    size: str,
+    pods: PodSettings,
+    identity: PodIdentity,
     *,
-    run_id: str = DRY_RUN_ID,
+    run_id: str,
     restore_size: str | None = None,
-    identity: PodIdentity | None = None,
 ) -> CheckManifests:
-    """Every object the check creates (the restore's size is known once the snapshot is)."""
-    ns = request.namespace
-    name = object_name("snapshot-check", run_id)
-    who = identity or request.pods.identity or PodIdentity()
-    pods = request.pods
+    """Every object the check creates, labelled for run ``run_id``.
+
+    The restore's size is the snapshot's restoreSize, known once the snapshot is cut; until
+    then (and in --dry-run) the restore PVC asks for the source's size.
+    """
+    name = object_name(CHECK_COMMAND, run_id)
+
+    def labelled(manifest: Manifest) -> Manifest:
+        return with_run_labels(manifest, run_id, CHECK_COMMAND)
+
     return CheckManifests(
-        source_pvc=build_pvc(f"{name}-source", ns, request.storage_class, request.size),
-        writer_pod=build_workload_pod(
-            f"{name}-writer",
-            ns,
-            pods.image,
-            pvc_name=f"{name}-source",
-            mount_path=SOURCE_MOUNT,
-            identity=who,
-            placement=pods.placement,
+        source_pvc=labelled(build_pvc(f"{name}-source", namespace, storage_class, size)),
+        writer_pod=labelled(
+            build_workload_pod(
+                f"{name}-writer",
+                namespace,
+                pods.image,
+                pvc_name=f"{name}-source",
+                mount_path=SOURCE_MOUNT,
+                identity=identity,
+                placement=pods.placement,
+            )
         ),
-        snapshot=build_volume_snapshot(
-            name, ns, pvc_name=f"{name}-source", snapshot_class=snapshot_class
+        snapshot=labelled(
+            build_volume_snapshot(
+                name, namespace, pvc_name=f"{name}-source", snapshot_class=snapshot_class
+            )
         ),
-        restore_pvc=build_pvc(
-            f"{name}-restore",
-            ns,
-            request.storage_class,
-            restore_size or request.size,
-            data_source=snapshot_data_source(name),
+        restore_pvc=labelled(
+            build_pvc(
+                f"{name}-restore",
+                namespace,
+                storage_class,
+                restore_size or size,
+                data_source=snapshot_data_source(name),
+            )
         ),
-        reader_pod=build_workload_pod(
-            f"{name}-reader",
-            ns,
-            pods.image,
-            pvc_name=f"{name}-restore",
-            mount_path=SNAPSHOT_MOUNT,
-            read_only=True,
-            identity=who,
-            placement=pods.placement,
+        reader_pod=labelled(
+            build_workload_pod(
+                f"{name}-reader",
+                namespace,
+                pods.image,
+                pvc_name=f"{name}-restore",
+                mount_path=SNAPSHOT_MOUNT,
+                read_only=True,
+                identity=identity,
+                placement=pods.placement,
+            )
         ),
     )
 
 
-def resolve_check_class(api: KubeApi, request: CheckRequest) -> tuple[JsonDict, str]:
-    """(StorageClass object, VolumeSnapshotClass name), or why the class cannot be checked.
+@dataclass(frozen=True)
+class CheckPlan:
+    """A planned check: the class pair and the objects, for one run id."""
+
+    run_id: str
+    namespace: str
+    storage_class: str
+    snapshot_class: str
+    request: CheckRequest
+    identity: PodIdentity
+    objects: CheckManifests
+    provisioner: str = ""
+
+    def manifests(self) -> list[Manifest]:
+        """Creation order (what --dry-run prints)."""
+        return self.objects.all()
+
+
+def choose_check_snapshot_class(
+    storage_class: JsonDict, snapshot_classes: list[JsonDict], given: str | None
+) -> str:
+    """The VolumeSnapshotClass the check uses: the given one if it fits, else the driver's.
 
     Raises:
-        NotFoundError: the StorageClass or the snapshot API does not exist.
         UsageError: no snapshot class fits (none for the driver, or several without a default).
     """
-    require_snapshot_api(api)
-    storage_class = _storage_class(api, request.storage_class)
-    snapshot_classes = api.list(kinds.VOLUME_SNAPSHOT_CLASS)
     try:
-        if request.snapshot_class:
-            check_snapshot_class(request.snapshot_class, storage_class, snapshot_classes)
-            return storage_class, request.snapshot_class
-        return storage_class, choose_snapshot_class(storage_class, snapshot_classes)
+        if given:
+            check_snapshot_class(given, storage_class, snapshot_classes)
+            return given
+        return choose_snapshot_class(storage_class, snapshot_classes)
     except SnapshotChoiceError as exc:
         raise _choice(exc) from exc
 
 
-def run_check(api: KubeApi, request: CheckRequest, *, on_step: Step | None = None) -> JsonDict:
-    """Run the check and return the SnapshotCheckReport dict (``verdict`` pass or fail)."""
-    step = on_step or _default_step
-    validate_check(request)
-    ns_obj = _require_namespace(api, request.namespace)
-    storage_class, snapshot_class = resolve_check_class(api, request)
-    ns = request.namespace
-    require_access(
-        api,
-        [
-            AccessRequest("create", "persistentvolumeclaims", namespace=ns),
-            AccessRequest("create", "pods", namespace=ns),
-            AccessRequest("create", "pods", namespace=ns, subresource="exec"),
-            AccessRequest("create", "volumesnapshots", group=SNAPSHOT_API_GROUP, namespace=ns),
-        ],
-        "check snapshots",
-    )
-    identity = _identity_for(ns_obj, request.pods.identity)
-    timeout = request.pods.timeout_s
-    label = f"StorageClass {request.storage_class}"
-    steps: list[StepTiming] = []
-    with RunScope(
-        api, "snapshot-check", keep=request.pods.keep, cleanup_timeout_s=timeout
-    ) as scope:
-        plan = check_manifests(request, snapshot_class, run_id=scope.run_id, identity=identity)
-        source_name = plan.source_pvc["metadata"]["name"]
-        writer = plan.writer_pod["metadata"]["name"]
-        snapshot_name = plan.snapshot["metadata"]["name"]
+class CheckCommand:
+    """`kubectl storage snapshot check` as pipeline stages."""
 
-        with _timed(steps, "provision source volume"):
-            step(f"{label}: creating PVC {source_name} ({request.size}) and the writer pod")
-            scope.create(kinds.PVC, plan.source_pvc, ns)
-            scope.create(kinds.POD, plan.writer_pod, ns)
-            _wait_pod(api, writer, source_name, ns, "writer", timeout)
-        with _timed(steps, "write known files"):
-            step(f"{label}: writing known files (fsynced) and their checksums")
-            at_snapshot = parse_checksums(
-                _run_script(api, writer, write_script(), ns, timeout, "writing the known files")
+    rbac_name = "snapshot"
+    label = CHECK_COMMAND
+
+    def validate(self, request: CheckRequest) -> None:
+        """See :func:`validate_check`."""
+        validate_check(request)
+
+    def requirements(self, request: CheckRequest) -> Requirements:
+        """The class (or the default one), the snapshot API, and the writes of a check."""
+        return Requirements(
+            storage_classes=(request.storage_class,) if request.storage_class else (),
+            default_storage_class=request.storage_class is None,
+            snapshot_api=True,
+            conditions=frozenset({Condition.TAKE_SNAPSHOT, Condition.RESTORE}),
+            doing="check snapshots",
+        )
+
+    def plan_offline(self, request: CheckRequest) -> bool:
+        """Both classes named: nothing to look up."""
+        return request.storage_class is not None and request.snapshot_class is not None
+
+    def plan(
+        self, request: CheckRequest, facts: ClusterFacts, run_id: str, api: KubeApi | None
+    ) -> CheckPlan:
+        """Choose the snapshot class (from the cluster unless both are named) and build."""
+        class_name = request.storage_class or str(facts.default_storage_class)
+        storage_class = facts.storage_classes.get(class_name, {})
+        if api is None:
+            snapshot_class = str(request.snapshot_class)
+        else:
+            snapshot_class = choose_check_snapshot_class(
+                storage_class, api.list(kinds.VOLUME_SNAPSHOT_CLASS), request.snapshot_class
             )
-        with _timed(steps, "take snapshot"):
-            step(f"{label}: taking VolumeSnapshot {snapshot_name} with class {snapshot_class}")
-            scope.create(kinds.VOLUME_SNAPSHOT, plan.snapshot, ns, settled=snapshot_settled)
-            step(f"{label}: waiting for the snapshot to be readyToUse")
-            snapshot = _wait_snapshot_ready(api, snapshot_name, ns, timeout)
-        with _timed(steps, "change source"):
-            step(f"{label}: changing the source after the snapshot")
-            after_change = parse_checksums(
-                _run_script(api, writer, change_script(), ns, timeout, "changing the source")
-            )
-        content = _get_optional(api, kinds.VOLUME_SNAPSHOT_CONTENT, content_name_of(snapshot))
-        source_pvc = api.get_or_none(kinds.PVC, source_name, ns)
-        try:
-            restore_size, size_reason = choose_restore_size(
-                snapshot=snapshot, content=content, source_pvc=source_pvc
-            )
-        except SnapshotChoiceError as exc:
-            raise ClusterError(exc.message, exc.hint) from exc
-        restored = check_manifests(
-            request,
+        identity = facts.identity(request.pods.identity)
+        objects = check_manifests(
+            facts.namespace,
+            class_name,
             snapshot_class,
-            run_id=scope.run_id,
-            restore_size=restore_size,
-            identity=identity,
+            request.size.text,
+            request.pods,
+            identity,
+            run_id=run_id,
         )
-        restore_name = restored.restore_pvc["metadata"]["name"]
-        reader = restored.reader_pod["metadata"]["name"]
-        with (
-            _timed(steps, "restore snapshot"),
-            _restore_first_on_exit(api, scope, reader, restore_name, ns),
-        ):
-            step(f"{label}: restoring into PVC {restore_name} ({restore_size}, {size_reason})")
-            scope.create(kinds.PVC, restored.restore_pvc, ns)
-            scope.create(kinds.POD, restored.reader_pod, ns)
-            step(f"{label}: waiting for the restored volume to be mounted (read-only)")
-            _wait_pod(api, reader, restore_name, ns, "reader", timeout)
-        with _timed(steps, "verify restore"):
-            step(f"{label}: comparing checksums")
-            in_restore = parse_checksums(
-                _run_script(
-                    api, reader, checksum_script(SNAPSHOT_MOUNT), ns, timeout, "reading the restore"
-                )
-            )
-        driver = str((content or {}).get("spec", {}).get("driver") or "") or str(
-            storage_class.get("provisioner") or ""
-        )
-        report = SnapshotCheckReport(
-            storage_class=request.storage_class,
+        return CheckPlan(
+            run_id=run_id,
+            namespace=facts.namespace,
+            storage_class=class_name,
             snapshot_class=snapshot_class,
-            driver=driver,
-            namespace=ns,
-            size=request.size,
-            snapshot=snapshot_name,
-            restore_size=restore_size,
-            restore_storage_class=request.storage_class,
-            run_id=scope.run_id,
-            steps=tuple(steps),
-            files=compare_restore(at_snapshot, after_change, in_restore),
-            changes=tuple(describe_change()),
-            setup_problems=tuple(plan_problems(at_snapshot, after_change)),
+            request=request,
+            identity=identity,
+            objects=objects,
+            provisioner=str(storage_class.get("provisioner") or ""),
         )
-        step(f"{label}: {report.verdict} ({report.total_seconds:.0f}s)")
+
+    def run(self, api: KubeApi, plan: CheckPlan, scope: RunScope, progress: Progress) -> JsonDict:
+        """See :func:`run_check`."""
+        return run_check(api, plan, scope, progress.step)
+
+
+def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> JsonDict:
+    """Run the planned check and return the SnapshotCheckReport dict (``verdict``)."""
+    request = plan.request
+    ns = plan.namespace
+    timeout = request.pods.timeout_s
+    label = f"StorageClass {plan.storage_class}"
+    steps: list[StepTiming] = []
+    objects = plan.objects
+    source_name = objects.source_pvc["metadata"]["name"]
+    writer = objects.writer_pod["metadata"]["name"]
+    snapshot_name = objects.snapshot["metadata"]["name"]
+
+    with _timed(steps, "provision source volume"):
+        step(f"{label}: creating PVC {source_name} ({request.size}) and the writer pod")
+        scope.create(kinds.PVC, objects.source_pvc, ns)
+        scope.create(kinds.POD, objects.writer_pod, ns)
+        _wait_pod(api, writer, source_name, ns, "writer", timeout)
+    with _timed(steps, "write known files"):
+        step(f"{label}: writing known files (fsynced) and their checksums")
+        at_snapshot = parse_checksums(
+            _run_script(api, writer, write_script(), ns, timeout, "writing the known files")
+        )
+    with _timed(steps, "take snapshot"):
+        step(f"{label}: taking VolumeSnapshot {snapshot_name} with class {plan.snapshot_class}")
+        scope.create(kinds.VOLUME_SNAPSHOT, objects.snapshot, ns, settled=snapshot_settled)
+        step(f"{label}: waiting for the snapshot to be readyToUse")
+        snapshot = _wait_snapshot_ready(api, snapshot_name, ns, timeout)
+    with _timed(steps, "change source"):
+        step(f"{label}: changing the source after the snapshot")
+        after_change = parse_checksums(
+            _run_script(api, writer, change_script(), ns, timeout, "changing the source")
+        )
+    content = _get_optional(api, kinds.VOLUME_SNAPSHOT_CONTENT, content_name_of(snapshot))
+    source_pvc = api.get_or_none(kinds.PVC, source_name, ns)
+    try:
+        restore_size, size_reason = choose_restore_size(
+            snapshot=snapshot, content=content, source_pvc=source_pvc
+        )
+    except SnapshotChoiceError as exc:
+        raise ClusterError(exc.message, exc.hint) from exc
+    restored = check_manifests(
+        ns,
+        plan.storage_class,
+        plan.snapshot_class,
+        request.size.text,
+        request.pods,
+        plan.identity,
+        run_id=plan.run_id,
+        restore_size=restore_size,
+    )
+    restore_name = restored.restore_pvc["metadata"]["name"]
+    reader = restored.reader_pod["metadata"]["name"]
+    with (
+        _timed(steps, "restore snapshot"),
+        _restore_first_on_exit(api, scope, reader, restore_name, ns),
+    ):
+        step(f"{label}: restoring into PVC {restore_name} ({restore_size}, {size_reason})")
+        scope.create(kinds.PVC, restored.restore_pvc, ns)
+        scope.create(kinds.POD, restored.reader_pod, ns)
+        step(f"{label}: waiting for the restored volume to be mounted (read-only)")
+        _wait_pod(api, reader, restore_name, ns, "reader", timeout)
+    with _timed(steps, "verify restore"):
+        step(f"{label}: comparing checksums")
+        in_restore = parse_checksums(
+            _run_script(
+                api, reader, checksum_script(SNAPSHOT_MOUNT), ns, timeout, "reading the restore"
+            )
+        )
+    driver = str(dig(content, "spec", "driver") or "") or plan.provisioner
+    report = SnapshotCheckReport(
+        storage_class=plan.storage_class,
+        snapshot_class=plan.snapshot_class,
+        driver=driver,
+        namespace=ns,
+        size=request.size.text,
+        snapshot=snapshot_name,
+        restore_size=restore_size,
+        restore_storage_class=plan.storage_class,
+        run_id=plan.run_id,
+        steps=tuple(steps),
+        files=compare_restore(at_snapshot, after_change, in_restore),
+        changes=tuple(describe_change()),
+        setup_problems=tuple(plan_problems(at_snapshot, after_change)),
+    )
+    step(f"{label}: {report.verdict} ({report.total_seconds:.0f}s)")
     return report.to_dict()
 
 
@@ -672,11 +667,13 @@ class RestorePlan:
     size: str | None  # None: known once the (temporary) snapshot is ready
     size_reason: str
     snapshot_class: str | None = None  # of the temporary snapshot (--pvc)
+    run_id: str = ""
 
-    def objects(self, run_id: str, *, size: str | None = None) -> RestoreObjects:
-        """The manifests for run ``run_id``; ``size`` overrides an unknown restore size."""
+    def objects(self, *, size: str | None = None) -> RestoreObjects:
+        """The labelled manifests; ``size`` overrides an unknown restore size."""
         source = self.source
         ns = source.namespace
+        run_id = self.run_id
         name = object_name(self.command, run_id)
         temporary = None
         snapshot_name = str(source.snapshot)
@@ -702,7 +699,20 @@ class RestorePlan:
             identity=self.identity,
             placement=self.pods.placement,
         )
-        return RestoreObjects(snapshot_name, temporary, pvc, pod)
+
+        def labelled(manifest: Manifest) -> Manifest:
+            return with_run_labels(manifest, run_id, self.command)
+
+        return RestoreObjects(
+            snapshot_name,
+            labelled(temporary) if temporary else None,
+            labelled(pvc),
+            labelled(pod),
+        )
+
+    def manifests(self) -> list[Manifest]:
+        """Creation order (what --dry-run prints; an unknown size shows as RESTORESIZE)."""
+        return self.objects().all()
 
 
 #: The restore size in --dry-run output when it is only known once the snapshot is ready.
@@ -722,7 +732,8 @@ def plan_restore(
     pods: PodSettings,
     command: str,
     *,
-    ns_obj: JsonDict | None = None,
+    facts: ClusterFacts,
+    run_id: str,
 ) -> RestorePlan:
     """Decide the restore class and size (reading only); ``api`` None for an offline dry run.
 
@@ -730,16 +741,16 @@ def plan_restore(
         NotFoundError: the snapshot, PVC or a class does not exist.
         UsageError: the restore class or size cannot be told, or the snapshot is being deleted.
     """
-    identity = _identity_for(ns_obj or {}, pods.identity)
     plan = RestorePlan(
         source,
         pods,
         command,
-        identity,
+        facts.identity(pods.identity),
         RestoreClassChoice(source.storage_class or "", "given with --storage-class"),
-        source.size,
+        source.size.text if source.size else None,
         "given with --size" if source.size else "decided when the snapshot is ready",
         source.snapshot_class,
+        run_id,
     )
     if api is None:
         if not source.storage_class or (source.pvc and not source.snapshot_class):
@@ -785,7 +796,10 @@ def _plan_from_snapshot(api: KubeApi, plan: RestorePlan) -> RestorePlan:
     if (snapshot.get("status") or {}).get("readyToUse") is not True:
         return plan  # the size is decided once it is ready
     size, reason = choose_restore_size(
-        snapshot=snapshot, content=content, source_pvc=source_pvc, given=source.size
+        snapshot=snapshot,
+        content=content,
+        source_pvc=source_pvc,
+        given=source.size.text if source.size else None,
     )
     return replace(plan, size=size, size_reason=reason)
 
@@ -828,39 +842,145 @@ def _plan_from_pvc(api: KubeApi, plan: RestorePlan) -> RestorePlan:
     return replace(plan, restore_class=restore_class, snapshot_class=vsc)
 
 
-def dry_run_manifests(plan: RestorePlan) -> list[Manifest]:
-    """What browse or cp would create (an unknown size shows as RESTORESIZE)."""
-    return plan.objects(DRY_RUN_ID).all()
+def _when_ready(api: KubeApi, plan: RestorePlan) -> RestorePlan:
+    """Wait for a snapshot that is not ready yet, then decide its restore size (before any
+    object is created: an interrupt here leaves nothing behind)."""
+    source = plan.source
+    if not (source.snapshot and plan.size is None):
+        return plan
+    log.info("waiting for VolumeSnapshot %s to be readyToUse", source.snapshot)
+    _wait_snapshot_ready(api, source.snapshot, source.namespace, plan.pods.timeout_s)
+    try:
+        return _plan_from_snapshot(api, plan)
+    except SnapshotChoiceError as exc:
+        raise _choice(exc) from exc
 
 
-def _prepare(api: KubeApi, source: SnapshotSource, pods: PodSettings, command: str) -> RestorePlan:
-    """Every check before anything is created; a not-yet-ready snapshot is waited for here."""
-    ns_obj = _require_namespace(api, source.namespace)
-    require_snapshot_api(api)
-    plan = plan_restore(api, source, pods, command, ns_obj=ns_obj)
-    ns = source.namespace
-    checks = [
-        AccessRequest("create", "persistentvolumeclaims", namespace=ns),
-        AccessRequest("create", "pods", namespace=ns),
-        AccessRequest("create", "pods", namespace=ns, subresource="exec"),
-    ]
+@dataclass(frozen=True)
+class BrowsePlan:
+    """A planned browse: the request and its restore."""
+
+    request: BrowseRequest
+    restore: RestorePlan
+
+    @property
+    def run_id(self) -> str:
+        """The run's id."""
+        return self.restore.run_id
+
+    def manifests(self) -> list[Manifest]:
+        """Creation order (what --dry-run prints)."""
+        return self.restore.manifests()
+
+
+@dataclass(frozen=True)
+class CopyPlan:
+    """A planned copy: the request and its restore."""
+
+    request: CopyRequest
+    restore: RestorePlan
+
+    @property
+    def run_id(self) -> str:
+        """The run's id."""
+        return self.restore.run_id
+
+    def manifests(self) -> list[Manifest]:
+        """Creation order (what --dry-run prints)."""
+        return self.restore.manifests()
+
+
+def _restore_requirements(source: SnapshotSource) -> Requirements:
+    conditions = {Condition.RESTORE}
     if source.pvc:
-        checks.append(
-            AccessRequest("create", "volumesnapshots", group=SNAPSHOT_API_GROUP, namespace=ns)
+        conditions.add(Condition.TAKE_SNAPSHOT)
+    return Requirements(
+        snapshot_api=True,
+        conditions=frozenset(conditions),
+        doing="restore snapshots into a temporary PVC",
+    )
+
+
+def _restore_offline(source: SnapshotSource) -> bool:
+    """Whether --dry-run can plan the restore from the flags alone."""
+    if not source.storage_class:
+        return False
+    if source.pvc:
+        return source.snapshot_class is not None
+    return source.size is not None
+
+
+class BrowseCommand:
+    """`kubectl storage snapshot browse` as pipeline stages."""
+
+    rbac_name = "snapshot"
+    label = "snapshot-browse"
+
+    def validate(self, request: BrowseRequest) -> None:
+        """See :func:`validate_browse`."""
+        validate_browse(request)
+
+    def requirements(self, request: BrowseRequest) -> Requirements:
+        """The snapshot API and the writes of a restore (and of a snapshot, with --pvc)."""
+        return _restore_requirements(request.source)
+
+    def plan_offline(self, request: BrowseRequest) -> bool:
+        """Restore class and size (and snapshot class with --pvc) all given."""
+        return _restore_offline(request.source)
+
+    def plan(
+        self, request: BrowseRequest, facts: ClusterFacts, run_id: str, api: KubeApi | None
+    ) -> BrowsePlan:
+        """See :func:`plan_restore`."""
+        restore = plan_restore(
+            api, request.source, request.pods, self.label, facts=facts, run_id=run_id
         )
-    require_access(api, checks, "restore snapshots into a temporary PVC")
-    if source.snapshot and plan.size is None:
-        log.info("waiting for VolumeSnapshot %s to be readyToUse", source.snapshot)
-        _wait_snapshot_ready(api, source.snapshot, ns, pods.timeout_s)
-        plan = plan_restore(api, source, pods, command, ns_obj=ns_obj)
-    return plan
+        return BrowsePlan(request, restore)
+
+    def run(
+        self, api: KubeApi, plan: BrowsePlan, scope: RunScope, progress: Progress
+    ) -> BrowseResult:
+        """See :func:`run_browse`."""
+        return run_browse(api, plan, scope, progress.step)
+
+
+class CopyCommand:
+    """`kubectl storage snapshot cp` as pipeline stages."""
+
+    rbac_name = "snapshot"
+    label = "snapshot-cp"
+
+    def validate(self, request: CopyRequest) -> None:
+        """See :func:`validate_copy`."""
+        validate_copy(request)
+
+    def requirements(self, request: CopyRequest) -> Requirements:
+        """The snapshot API and the writes of a restore."""
+        return _restore_requirements(request.source)
+
+    def plan_offline(self, request: CopyRequest) -> bool:
+        """Restore class and size given."""
+        return _restore_offline(request.source)
+
+    def plan(
+        self, request: CopyRequest, facts: ClusterFacts, run_id: str, api: KubeApi | None
+    ) -> CopyPlan:
+        """See :func:`plan_restore`."""
+        restore = plan_restore(
+            api, request.source, request.pods, self.label, facts=facts, run_id=run_id
+        )
+        return CopyPlan(request, restore)
+
+    def run(self, api: KubeApi, plan: CopyPlan, scope: RunScope, progress: Progress) -> JsonDict:
+        """See :func:`run_copy`."""
+        return run_copy(api, plan, scope, progress.step)
 
 
 def _mount_snapshot(api: KubeApi, scope: RunScope, plan: RestorePlan, step: Step) -> str:
     """Create (temporary snapshot →) restore PVC → pod, wait until it runs; the pod's name."""
     source, pods = plan.source, plan.pods
     ns = source.namespace
-    objects = plan.objects(scope.run_id)
+    objects = plan.objects()
     size, size_reason = plan.size, plan.size_reason
     if objects.temporary_snapshot is not None:
         step(
@@ -880,7 +1000,7 @@ def _mount_snapshot(api: KubeApi, scope: RunScope, plan: RestorePlan, step: Step
                 )
             except SnapshotChoiceError as exc:
                 raise ClusterError(exc.message, exc.hint) from exc
-            objects = plan.objects(scope.run_id, size=size)
+            objects = plan.objects(size=size)
     pvc_name = objects.pvc["metadata"]["name"]
     pod_name = objects.pod["metadata"]["name"]
     step(
@@ -941,52 +1061,55 @@ def validate_browse(request: BrowseRequest) -> str:
         raise UsageError(
             "--snapshot-class only applies with --pvc (an existing snapshot has its class)", ""
         )
-    return _in_snapshot(request.path)
+    in_pod = _in_snapshot(request.path)
+    if request.mode is BrowseMode.SHELL and not request.has_terminal:
+        raise UsageError(
+            "browse opens an interactive shell, which needs a terminal (stdin and stdout are "
+            "not one)",
+            "Use --tree [PATH] or --ls PATH to print a listing, or `kubectl storage snapshot "
+            "cp SNAP:PATH LOCAL` to copy files out.",
+        )
+    return in_pod
 
 
-def run_browse(
-    api: KubeApi, request: BrowseRequest, *, on_step: Step | None = None
-) -> BrowseResult:
+def run_browse(api: KubeApi, planned: BrowsePlan, scope: RunScope, step: Step) -> BrowseResult:
     """Mount the snapshot read-only, then open a shell, print a tree, or list a directory."""
-    step = on_step or _default_step
+    request = planned.request
     in_pod = validate_browse(request)
     pods = request.pods
-    plan = _prepare(api, request.source, pods, "snapshot-browse")
+    plan = _when_ready(api, planned.restore)
     ns = request.source.namespace
-    with RunScope(
-        api, "snapshot-browse", keep=pods.keep, cleanup_timeout_s=pods.timeout_s
-    ) as scope:
-        pod = _mount_snapshot(api, scope, plan, step)
-        name = request.source.snapshot or f"PVC {request.source.pvc}"
-        if request.mode is BrowseMode.SHELL:
-            step(
-                f"shell in {name} at {SNAPSHOT_MOUNT} (read-only); type exit or press Ctrl-D "
-                "to leave, and the temporary volume is deleted"
-            )
-            exec_interactive(
-                api,
-                pod,
-                _shell_command(request.term),
-                namespace=ns,
-                stdin_fd=request.stdin_fd,
-                stdout_fd=request.stdout_fd,
-            )
-            return BrowseResult()
-        recursive = request.mode is BrowseMode.TREE
-        if recursive and not request.structured:
-            script = (
-                '[ -e "$1" ] || { echo "no such file or directory" >&2; exit 3; }; '
-                'exec env LC_ALL=C.UTF-8 tree -a -h "$1"'
-            )
-            text = _listing_exec(api, pod, ["sh", "-c", script, "sh", in_pod], ns, pods, request)
-            return BrowseResult(text=text)
-        output = _listing_exec(
-            api, pod, listing_command(in_pod, recursive=recursive), ns, pods, request
+    pod = _mount_snapshot(api, scope, plan, step)
+    name = request.source.snapshot or f"PVC {request.source.pvc}"
+    if request.mode is BrowseMode.SHELL:
+        step(
+            f"shell in {name} at {SNAPSHOT_MOUNT} (read-only); type exit or press Ctrl-D "
+            "to leave, and the temporary volume is deleted"
         )
-        entries = parse_listing(output)
-        return BrowseResult(
-            report=build_listing_report(name, request.path, entries, recursive=recursive)
+        exec_interactive(
+            api,
+            pod,
+            _shell_command(request.term),
+            namespace=ns,
+            stdin_fd=request.stdin_fd,
+            stdout_fd=request.stdout_fd,
         )
+        return BrowseResult()
+    recursive = request.mode is BrowseMode.TREE
+    if recursive and not request.structured:
+        script = (
+            '[ -e "$1" ] || { echo "no such file or directory" >&2; exit 3; }; '
+            'exec env LC_ALL=C.UTF-8 tree -a -h "$1"'
+        )
+        text = _listing_exec(api, pod, ["sh", "-c", script, "sh", in_pod], ns, pods, request)
+        return BrowseResult(text=text)
+    output = _listing_exec(
+        api, pod, listing_command(in_pod, recursive=recursive), ns, pods, request
+    )
+    entries = parse_listing(output)
+    return BrowseResult(
+        report=build_listing_report(name, request.path, entries, recursive=recursive)
+    )
 
 
 def _listing_exec(
@@ -1057,12 +1180,12 @@ class _CopyStats:
     skipped: list[str] = field(default_factory=list)
 
 
-def run_copy(api: KubeApi, request: CopyRequest, *, on_step: Step | None = None) -> JsonDict:
+def run_copy(api: KubeApi, planned: CopyPlan, scope: RunScope, step: Step) -> JsonDict:
     """Copy a file or directory out of the snapshot with tar over exec; a SnapshotCopy report."""
-    step = on_step or _default_step
+    request = planned.request
     target = validate_copy(request)
     pods = request.pods
-    plan = _prepare(api, request.source, pods, "snapshot-cp")
+    plan = _when_ready(api, planned.restore)
     in_pod = _in_snapshot(request.path)
     ns = request.source.namespace
     if in_pod == SNAPSHOT_MOUNT:
@@ -1075,33 +1198,32 @@ def run_copy(api: KubeApi, request: CopyRequest, *, on_step: Step | None = None)
     )
     command = ["sh", "-c", script, "sh", workdir, item]
     stats = _CopyStats()
-    with RunScope(api, "snapshot-cp", keep=pods.keep, cleanup_timeout_s=pods.timeout_s) as scope:
-        pod = _mount_snapshot(api, scope, plan, step)
-        step(f"copying {request.source.snapshot}:{request.path or '/'} to {target}")
-        with tempfile.TemporaryFile(dir=target.parent, prefix=".ks-cp-") as spool:
-            result = exec_to_sink(
-                api,
-                pod,
-                command,
-                spool.write,
-                namespace=ns,
-                timeout_s=pods.timeout_s,
-                on_tick=lambda n: step(f"received {format_bytes(n)}"),
+    pod = _mount_snapshot(api, scope, plan, step)
+    step(f"copying {request.source.snapshot}:{request.path or '/'} to {target}")
+    with tempfile.TemporaryFile(dir=target.parent, prefix=".ks-cp-") as spool:
+        result = exec_to_sink(
+            api,
+            pod,
+            command,
+            spool.write,
+            namespace=ns,
+            timeout_s=pods.timeout_s,
+            on_tick=lambda n: step(f"received {format_bytes(n)}"),
+        )
+        if result.exit_code == 3:
+            raise NotFoundError(
+                f"{request.path or '/'} does not exist in snapshot {request.source.snapshot}",
+                "kubectl storage snapshot browse SNAP --tree shows what is there.",
             )
-            if result.exit_code == 3:
-                raise NotFoundError(
-                    f"{request.path or '/'} does not exist in snapshot {request.source.snapshot}",
-                    "kubectl storage snapshot browse SNAP --tree shows what is there.",
-                )
-            if result.exit_code != 0:
-                raise ClusterError(
-                    f"tar could not read {request.path or '/'} (exit {result.exit_code}): "
-                    + result.stderr.strip()[:800],
-                    "Files the pod's user cannot read need --run-as-user/--fs-group of their "
-                    "owner. Nothing was written locally.",
-                )
-            spool.seek(0)
-            _extract_and_place(spool, target, root=item == ".", force=request.force, stats=stats)
+        if result.exit_code != 0:
+            raise ClusterError(
+                f"tar could not read {request.path or '/'} (exit {result.exit_code}): "
+                + result.stderr.strip()[:800],
+                "Files the pod's user cannot read need --run-as-user/--fs-group of their "
+                "owner. Nothing was written locally.",
+            )
+        spool.seek(0)
+        _extract_and_place(spool, target, root=item == ".", force=request.force, stats=stats)
     for name in stats.skipped:
         log.warning("skipped %s", name)
     return report_envelope(

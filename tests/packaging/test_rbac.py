@@ -1,15 +1,11 @@
 """`kubectl storage rbac`: the permission table, the manifests, and the printed forms.
 
-The table must cover what the operations ask the API server for up front: every
-``AccessRequest(...)`` in an operations module is checked against the command(s) that module
-serves, so a permission added to a command cannot be forgotten here. (Run as a service account
-bound to exactly these roles, every command worked on the test cluster; see docs/rbac.md.)
+The table is the only list of permissions: preflight derives its up-front checks from it
+(operations/preflight.py), so the checks and the printed Role cannot drift apart. The e2e suite
+runs commands as a service account bound to exactly the printed Role.
 """
 
 from __future__ import annotations
-
-import ast
-from pathlib import Path
 
 import pytest
 import typer.main
@@ -18,7 +14,7 @@ import yaml
 from kubectl_storage.cli.app import app
 from kubectl_storage.core.rbac import (
     COMMANDS,
-    SNAPSHOT_API_GROUP,
+    Condition,
     Permission,
     Scope,
     Subject,
@@ -27,18 +23,9 @@ from kubectl_storage.core.rbac import (
     policy_rules,
     select_commands,
 )
+from kubectl_storage.operations.preflight import Requirements, access_requests
 from tests.conftest import run_cli
 
-OPERATIONS = Path(__file__).resolve().parents[2] / "kubectl_storage" / "operations"
-# Which commands each operations module serves.
-MODULE_COMMANDS = {
-    "fio.py": ("fio",),
-    "node_inspection.py": ("mount-audit", "iscsi"),
-    "snapshot.py": ("snapshot",),
-    "persistence.py": ("validate-persistence",),
-}
-# Names used for API groups in AccessRequest(..., group=NAME).
-GROUP_NAMES = {"SNAPSHOT_API_GROUP": SNAPSHOT_API_GROUP}
 CLUSTER_SCOPED = {
     "nodes",
     "persistentvolumes",
@@ -59,52 +46,39 @@ def test_every_command_has_a_row() -> None:
     assert {"classes", "cleanup", "fio"} <= set(COMMANDS)
 
 
-def _literal(node: ast.expr) -> str:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.Name) and node.id in GROUP_NAMES:
-        return GROUP_NAMES[node.id]
-    raise AssertionError(f"cannot read {ast.unparse(node)}; add it to GROUP_NAMES")
+def _checked(command: str, *conditions: str) -> set[str]:
+    return {
+        f"{r.verb} {r.group or 'core'}/{r.resource}{'/' + r.subresource if r.subresource else ''}"
+        for r in access_requests(command, "ns", Requirements(conditions=frozenset(conditions)))
+    }
 
 
-def access_requests(path: Path) -> list[tuple[str, str, str, bool]]:
-    """(verb, group, resource[/subresource], namespaced) of each AccessRequest in a module."""
-    found = []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if not (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Name)
-            and node.func.id == "AccessRequest"
-        ):
-            continue
-        verb, resource = (_literal(arg) for arg in node.args[:2])
-        keywords = {k.arg: k.value for k in node.keywords}
-        group = _literal(keywords["group"]) if "group" in keywords else ""
-        if "subresource" in keywords:
-            resource += "/" + _literal(keywords["subresource"])
-        found.append((verb, group, resource, "namespace" in keywords))
-    return found
+def test_preflight_checks_the_writes_of_the_table() -> None:
+    """Preflight's permission checks are derived from the table, per the run's conditions."""
+    with_volume = _checked("fio", Condition.NEW_VOLUME)
+    assert "create core/persistentvolumeclaims" in with_volume
+    assert "delete core/persistentvolumeclaims" in with_volume
+    assert "create core/pods/exec" in with_volume
+    assert "create core/configmaps" in with_volume
+    # fio --pvc creates no claim, so it must not be refused for lacking that right.
+    existing_pvc = _checked("fio")
+    assert not {p for p in existing_pvc if "persistentvolumeclaims" in p}
+    assert "create core/pods" in existing_pvc
+    # Reads are not checked up front: a refused read fails at once with its own message.
+    assert not {p for p in with_volume if p.startswith(("get ", "list ", "watch "))}
 
 
-@pytest.mark.parametrize("module", sorted(MODULE_COMMANDS))
-def test_permissions_checked_up_front_are_granted(module: str) -> None:
-    path = OPERATIONS / module
-    # Every command's module exists now: a rename must update this table, not skip it.
-    assert path.exists(), f"operations/{module} is gone; update MODULE_COMMANDS"
-    requests = access_requests(path)
-    assert requests, f"no AccessRequest found in {module}"
-    for command in MODULE_COMMANDS[module]:
-        permissions = COMMANDS[command].permissions
-        for verb, group, resource, namespaced in requests:
-            granted = [
-                p
-                for p in permissions
-                if p.group == group
-                and resource in p.resources
-                and verb in p.verbs
-                and (p.scope is Scope.NAMESPACE) == namespaced
-            ]
-            assert granted, f"{command}: {verb} {group or 'core'}/{resource} is not in the table"
+def test_snapshot_list_needs_no_write_but_check_does() -> None:
+    assert _checked("snapshot") == set()
+    check = _checked("snapshot", Condition.TAKE_SNAPSHOT, Condition.RESTORE)
+    assert "create snapshot.storage.k8s.io/volumesnapshots" in check
+    assert "delete snapshot.storage.k8s.io/volumesnapshots" in check
+    assert "create core/persistentvolumeclaims" in check
+
+
+def test_every_condition_is_used_by_some_permission() -> None:
+    used = {p.when for access in COMMANDS.values() for p in access.permissions if p.when}
+    assert used == {str(c) for c in Condition}
 
 
 def test_table_is_well_formed() -> None:

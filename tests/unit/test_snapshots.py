@@ -18,6 +18,8 @@ from typing import Any
 import pytest
 
 from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE
+from kubectl_storage.core.k8s.labels import run_labels
+from kubectl_storage.core.k8s.manifests import PodIdentity
 from kubectl_storage.core.snapshot import snapshots as snap
 from kubectl_storage.core.snapshot.snapshots import (
     ADDED,
@@ -46,6 +48,7 @@ from kubectl_storage.core.snapshot.snapshots import (
 )
 from kubectl_storage.errors import NotFoundError, UsageError
 from kubectl_storage.operations import snapshot as ops
+from kubectl_storage.operations.preflight import ClusterFacts, require_snapshot_api
 from kubectl_storage.render.snapshot import (
     write_check_table,
     write_copy_table,
@@ -687,14 +690,19 @@ def test_copy_line() -> None:
 
 
 def test_check_manifests() -> None:
-    request = ops.CheckRequest(
-        storage_class="fast",
-        namespace="bench",
-        pods=ops.PodSettings(image=TOOLBOX_IMAGE),
-        size="2Gi",
+    objects = ops.check_manifests(
+        "bench",
+        "fast",
+        "fast-snaps",
+        "2Gi",
+        ops.PodSettings(image=TOOLBOX_IMAGE),
+        PodIdentity(),
+        run_id="r1",
+        restore_size="2Gi",
     )
-    objects = ops.check_manifests(request, "fast-snaps", run_id="r1", restore_size="2Gi")
     docs = objects.all()
+    for doc in docs:
+        assert doc["metadata"]["labels"] == run_labels("r1", "snapshot-check")
     assert [d["kind"] for d in docs] == [
         "PersistentVolumeClaim",
         "Pod",
@@ -705,7 +713,11 @@ def test_check_manifests() -> None:
     assert objects.snapshot == {
         "apiVersion": "snapshot.storage.k8s.io/v1",
         "kind": "VolumeSnapshot",
-        "metadata": {"name": "ks-snapshot-check-r1", "namespace": "bench"},
+        "metadata": {
+            "name": "ks-snapshot-check-r1",
+            "namespace": "bench",
+            "labels": run_labels("r1", "snapshot-check"),
+        },
         "spec": {
             "volumeSnapshotClassName": "fast-snaps",
             "source": {"persistentVolumeClaimName": "ks-snapshot-check-r1-source"},
@@ -730,24 +742,45 @@ def test_restore_objects_for_a_live_pvc() -> None:
     source = ops.SnapshotSource(
         namespace="db", pvc="data", snapshot_class="hp", storage_class="fast", size=None
     )
-    plan = ops.plan_restore(None, source, ops.PodSettings(image="img:1"), "snapshot-browse")
-    docs = ops.dry_run_manifests(plan)
+    plan = ops.plan_restore(
+        None,
+        source,
+        ops.PodSettings(image="img:1"),
+        "snapshot-browse",
+        facts=ClusterFacts.offline("db"),
+        run_id="r2",
+    )
+    docs = plan.manifests()
+    assert all(d["metadata"]["labels"] == run_labels("r2", "snapshot-browse") for d in docs)
     assert [d["kind"] for d in docs] == ["VolumeSnapshot", "PersistentVolumeClaim", "Pod"]
     assert docs[0]["spec"]["source"] == {"persistentVolumeClaimName": "data"}
     assert docs[1]["spec"]["resources"]["requests"]["storage"] == "RESTORESIZE"
     assert docs[1]["spec"]["dataSource"]["name"] == docs[0]["metadata"]["name"]
     assert restricted_violations(docs[2]) == []
-    with_size = plan.objects("r2", size="5Gi")
+    with_size = plan.objects(size="5Gi")
     assert with_size.pvc["spec"]["resources"]["requests"]["storage"] == "5Gi"
 
 
 def test_offline_plan_needs_class_and_size() -> None:
     pods = ops.PodSettings(image="img:1")
+    facts = ClusterFacts.offline("db")
     with pytest.raises(UsageError, match="cannot tell the restore class"):
-        ops.plan_restore(None, ops.SnapshotSource("db", snapshot="s"), pods, "snapshot-cp")
+        ops.plan_restore(
+            None,
+            ops.SnapshotSource("db", snapshot="s"),
+            pods,
+            "snapshot-cp",
+            facts=facts,
+            run_id="r",
+        )
     with pytest.raises(UsageError, match="cannot tell the restore size"):
         ops.plan_restore(
-            None, ops.SnapshotSource("db", snapshot="s", storage_class="x"), pods, "snapshot-cp"
+            None,
+            ops.SnapshotSource("db", snapshot="s", storage_class="x"),
+            pods,
+            "snapshot-cp",
+            facts=facts,
+            run_id="r",
         )
 
 
@@ -763,7 +796,7 @@ class _NoSnapshotApi:
 
 def test_missing_snapshot_api_says_how_to_install() -> None:
     with pytest.raises(NotFoundError) as err:
-        ops.require_snapshot_api(_NoSnapshotApi())  # type: ignore[arg-type]
+        require_snapshot_api(_NoSnapshotApi())  # type: ignore[arg-type]
     assert "VolumeSnapshot API (snapshot.storage.k8s.io/v1) is not installed" in err.value.message
     assert "external-snapshotter" in err.value.hint
     assert "client/config/crd" in err.value.hint

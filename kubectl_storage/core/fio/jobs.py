@@ -31,6 +31,7 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from kubectl_storage.core.k8s.quantities import format_bytes
 from kubectl_storage.core.report.findings import Finding, Severity
@@ -168,6 +169,14 @@ DATABASE_PROFILE = FioProfile(
 PROFILES: Mapping[str, FioProfile] = {
     profile.name: profile for profile in (DEFAULT_PROFILE, QUICK_PROFILE, DATABASE_PROFILE)
 }
+
+
+class ProfileName(StrEnum):
+    """The built-in profiles by name, the closed choice ``--profile`` takes."""
+
+    DEFAULT = "default"
+    QUICK = "quick"
+    DATABASE = "database"
 
 
 class FioJobError(ValueError):

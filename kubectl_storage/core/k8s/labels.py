@@ -6,8 +6,11 @@ nothing a user owns is ever touched.
 
 from __future__ import annotations
 
+import copy
 import re
 import secrets
+from collections.abc import Mapping
+from typing import Any
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 MANAGED_BY_VALUE = "kubectl-storage"
@@ -46,3 +49,31 @@ def object_name(command: str, run_id: str, suffix: str = "") -> str:
     name = "-".join(parts).lower()
     name = re.sub(r"[^a-z0-9-]", "-", name)
     return name[:63].rstrip("-")
+
+
+def with_run_labels(manifest: Mapping[str, Any], run_id: str, command: str) -> dict[str, Any]:
+    """A copy of ``manifest`` carrying the run's labels, also on pod and claim templates.
+
+    Plans are labelled when they are built, so ``--dry-run`` prints the labels the live objects
+    get and ``--dry-run | kubectl apply -f -`` creates objects ``cleanup`` can find.
+    """
+    labels = run_labels(run_id, command)
+    labelled = copy.deepcopy(dict(manifest))
+    _add(labelled.setdefault("metadata", {}), labels)
+    spec = labelled.get("spec") or {}
+    template = spec.get("template")
+    if isinstance(template, dict):
+        _add(template.setdefault("metadata", {}), labels)
+    for claim in spec.get("volumeClaimTemplates") or []:
+        _add(claim.setdefault("metadata", {}), labels)
+    return labelled
+
+
+def carries_run_labels(manifest: Mapping[str, Any], run_id: str) -> bool:
+    """Whether the object is labelled as created by run ``run_id``."""
+    labels = (manifest.get("metadata") or {}).get("labels") or {}
+    return labels.get(MANAGED_BY) == MANAGED_BY_VALUE and labels.get(RUN_ID) == run_id
+
+
+def _add(meta: dict[str, Any], labels: Mapping[str, str]) -> None:
+    meta.setdefault("labels", {}).update(labels)

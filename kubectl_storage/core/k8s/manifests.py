@@ -8,9 +8,18 @@ inspection pods are the one exception and are built separately, pinned to their 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 Manifest = dict[str, Any]
+
+
+class VolumeMode(StrEnum):
+    """How a volume reaches the pod (PVC ``spec.volumeMode``)."""
+
+    FILESYSTEM = "Filesystem"
+    BLOCK = "Block"
+
 
 #: GID of the "disk" group that owns block device nodes on common distributions.
 DISK_GROUP_GID = 6
@@ -118,7 +127,7 @@ def build_pvc(
     spec: Manifest = {
         "storageClassName": storage_class,
         "accessModes": [access_mode],
-        "volumeMode": volume_mode,
+        "volumeMode": str(volume_mode),
         "resources": {"requests": {"storage": size}},
     }
     if data_source:

@@ -19,6 +19,9 @@ DEFAULT_SC_ANNOTATIONS = (
 )
 DEFAULT_VSC_ANNOTATION = "snapshot.storage.kubernetes.io/is-default-class"
 
+#: OpenShift assigns pod UIDs from this namespace range and rejects pods that pick their own.
+OPENSHIFT_UID_RANGE_ANNOTATION = "openshift.io/sa.scc.uid-range"
+
 _EMPTY: Obj = {}
 
 

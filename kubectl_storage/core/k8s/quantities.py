@@ -8,6 +8,7 @@ exponents); the unit tests cross-check it against the official client's parser.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
@@ -83,3 +84,27 @@ def format_bytes(count: float) -> str:
             return f"{text}{unit}"
         value /= 1024
     raise AssertionError("unreachable")
+
+
+@dataclass(frozen=True)
+class Size:
+    """A storage size as the user typed it and as bytes, parsed once at the edge.
+
+    Manifests carry ``text`` (what the user wrote, so the PVC shows ``20Gi``, not a byte count);
+    checks and comparisons use ``bytes``.
+    """
+
+    text: str
+    bytes: int
+
+    @classmethod
+    def parse(cls, text: str, *, what: str = "size") -> Size:
+        """Parse a size that must carry a unit.
+
+        Raises:
+            QuantityError: not a quantity, no unit, or not positive.
+        """
+        return cls(text.strip(), parse_size_bytes(text, what=what))
+
+    def __str__(self) -> str:
+        return self.text
