@@ -27,8 +27,7 @@ from kubectl_storage.cli.node_commands import (
 )
 
 if TYPE_CHECKING:
-    from kubectl_storage.kube.api import KubeApi
-    from kubectl_storage.operations.node_inspection import InspectionRequest
+    pass
 
 
 def iscsi_command(
@@ -75,12 +74,12 @@ def iscsi_command(
 
         report = iscsi_files(from_file, node_name)
     else:
-        from kubectl_storage.operations.iscsi import ISCSI_INSPECTION  # noqa: PLC0415
+        from kubectl_storage.operations.iscsi import ISCSI_INSPECTION, iscsi_command  # noqa: PLC0415
 
         report = run_live(
             options,
-            ISCSI_INSPECTION.request,
-            _inspect,
+            ISCSI_INSPECTION,
+            iscsi_command(),
             nodes=nodes,
             selector=selector,
             all_nodes=all_nodes,
@@ -99,9 +98,3 @@ def iscsi_command(
 
     options.emit(report, write_iscsi_table)
     finish(report, report_findings(report), fail_on)
-
-
-def _inspect(api: KubeApi, request: InspectionRequest) -> dict[str, Any]:
-    from kubectl_storage.operations.iscsi import inspect_iscsi  # noqa: PLC0415
-
-    return inspect_iscsi(api, request)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -29,8 +28,7 @@ from kubectl_storage.cli.node_commands import (
 from kubectl_storage.errors import UsageError
 
 if TYPE_CHECKING:
-    from kubectl_storage.kube.api import KubeApi
-    from kubectl_storage.operations.node_inspection import InspectionRequest
+    pass
 
 
 def mount_audit_command(
@@ -88,12 +86,15 @@ def mount_audit_command(
 
         report = audit_files(from_file, node_name, profile)
     else:
-        from kubectl_storage.operations.mount_audit import MOUNT_AUDIT_INSPECTION  # noqa: PLC0415
+        from kubectl_storage.operations.mount_audit import (  # noqa: PLC0415
+            MOUNT_AUDIT_INSPECTION,
+            mount_audit_command,
+        )
 
         report = run_live(
             options,
-            MOUNT_AUDIT_INSPECTION.request,
-            partial(_audit, profile=profile),
+            MOUNT_AUDIT_INSPECTION,
+            mount_audit_command(profile),
             nodes=nodes,
             selector=selector,
             all_nodes=all_nodes,
@@ -112,9 +113,3 @@ def mount_audit_command(
 
     options.emit(report, write_mount_audit_table)
     finish(report, report_findings(report), fail_on)
-
-
-def _audit(api: KubeApi, request: InspectionRequest, *, profile: str | None) -> dict[str, Any]:
-    from kubectl_storage.operations.mount_audit import audit_nodes  # noqa: PLC0415
-
-    return audit_nodes(api, request, profile)

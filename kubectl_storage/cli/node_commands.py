@@ -3,7 +3,6 @@ those options, the live or --dry-run path, and how findings become the exit code
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -13,8 +12,7 @@ from kubectl_storage.cli.context import GlobalOptions
 from kubectl_storage.errors import ClusterError, FindingsError, UsageError
 
 if TYPE_CHECKING:
-    from kubectl_storage.kube.api import KubeApi
-    from kubectl_storage.operations.node_inspection import InspectionRequest
+    from kubectl_storage.operations.node_inspection import InspectionCommand, InspectionKind
 
 # Options of every node-inspecting command (mount-audit, iscsi).
 NodesArg = Annotated[
@@ -82,8 +80,8 @@ def check_offline(
 
 def run_live(
     options: GlobalOptions,
-    make_request: Callable[..., InspectionRequest],
-    run: Callable[[KubeApi, InspectionRequest], dict[str, Any]],
+    kind: InspectionKind,
+    command: InspectionCommand,
     *,
     nodes: list[str] | None,
     selector: str | None,
@@ -96,69 +94,22 @@ def run_live(
     dry_run: bool,
     node_name: str | None,
 ) -> dict[str, Any] | None:
-    """Check the node options, then print the pods (--dry-run, returns None) or run."""
+    """Run a node command through the pipeline; None after printing a --dry-run plan."""
     from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415
 
     if node_name:
         raise UsageError("--node-name only goes with --from-file", "")
-    chosen = [bool(nodes), bool(selector), all_nodes]
-    if sum(chosen) == 0:
-        raise UsageError(
-            "no nodes chosen", "Name nodes as arguments, or use -l/--selector or --all-nodes."
-        )
-    if sum(chosen) > 1:
-        raise UsageError("choose nodes one way: NODE arguments, -l/--selector or --all-nodes", "")
-    if parallel < 1:
-        raise UsageError("--parallel must be at least 1", "")
-    if timeout <= 0:
-        raise UsageError("--timeout must be a positive number of seconds", "")
-    fields: dict[str, Any] = {
-        "image": image or with_registry(TOOLBOX_IMAGE, registry),
-        "nodes": tuple(nodes or ()),
-        "selector": selector,
-        "all_nodes": all_nodes,
-        "parallel": parallel,
-        "timeout_s": timeout,
-        "keep": keep,
-    }
-    if dry_run:
-        _print_pods(options, make_request, fields, nodes)
-        return None
-    api = options.connect()
-    request = make_request(namespace=options.namespace or api.namespace, **fields)
-    return run(api, request)
-
-
-def _print_pods(
-    options: GlobalOptions,
-    make_request: Callable[..., InspectionRequest],
-    fields: dict[str, Any],
-    nodes: list[str] | None,
-) -> None:
-    from kubectl_storage.core.k8s.labels import new_run_id, run_labels  # noqa: PLC0415
-    from kubectl_storage.operations.node_inspection import (  # noqa: PLC0415
-        inspection_manifests,
-        select_nodes,
+    request = kind.request(
+        namespace=options.resolved_namespace(),
+        image=image or with_registry(TOOLBOX_IMAGE, registry),
+        nodes=tuple(nodes or ()),
+        selector=selector,
+        all_nodes=all_nodes,
+        parallel=parallel,
+        timeout_s=timeout,
+        keep=keep,
     )
-    from kubectl_storage.render.structured import write_yaml_documents  # noqa: PLC0415
-
-    api = None
-    try:
-        api = options.connect()  # reads the kubeconfig only; nodes by name need no API call
-    except UsageError:
-        if not nodes:
-            raise
-    namespace = options.namespace or (api.namespace if api else "default")
-    request = make_request(namespace=namespace, **fields)
-    names = list(nodes or ())
-    if not names:
-        assert api is not None
-        names = [node["metadata"]["name"] for node in select_nodes(api, request)]
-    run_id = new_run_id()
-    manifests = inspection_manifests(request, run_id, names)
-    for manifest in manifests:
-        manifest["metadata"].setdefault("labels", {}).update(run_labels(run_id, request.command))
-    write_yaml_documents(manifests, options.stdout)
+    return options.execute(command, request, dry_run=dry_run, keep=keep, cleanup_timeout_s=60)
 
 
 def finish(report: dict[str, Any], findings: list[dict[str, Any]], fail_on: str) -> None:

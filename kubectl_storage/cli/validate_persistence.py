@@ -14,9 +14,16 @@ from kubectl_storage.cli.options import (
     RegistryOpt,
     TimeoutOpt,
     TolerationOpt,
+    parse_size,
     placement_from_flags,
 )
-from kubectl_storage.errors import FindingsError, UsageError
+from kubectl_storage.core.k8s.quantities import Size
+from kubectl_storage.core.validate_persistence.mysql import (
+    Disruption,
+    VolumeType,
+    parse_disruptions,
+)
+from kubectl_storage.errors import FindingsError
 
 
 def validate_persistence_command(
@@ -28,9 +35,15 @@ def validate_persistence_command(
         ),
     ] = None,
     size: Annotated[
-        str,
-        typer.Option("--size", "-z", help="PVC size, a quantity with a unit (at least ~330Mi)."),
-    ] = "1Gi",
+        Size,
+        typer.Option(
+            "--size",
+            "-z",
+            help="PVC size, a quantity with a unit (at least ~330Mi).",
+            parser=parse_size,
+            metavar="SIZE",
+        ),
+    ] = "1Gi",  # type: ignore[assignment]  # typer runs the default through parse_size
     rows: Annotated[
         int, typer.Option("--rows", help="Rows written before the disruptions.")
     ] = 1000,
@@ -39,15 +52,17 @@ def validate_persistence_command(
         typer.Option(
             "--disruptions",
             help="Comma-separated: restart, crash, reschedule (default: all that apply).",
+            metavar="LIST",
         ),
     ] = None,
     volume_type: Annotated[
-        str,
+        VolumeType,
         typer.Option(
             "--volume-type",
             help="pvc, or emptyDir: a pod-local control volume that must show data loss.",
+            case_sensitive=False,
         ),
-    ] = "pvc",
+    ] = VolumeType.PVC,
     node_selector: NodeSelectorOpt = None,
     toleration: TolerationOpt = None,
     cpu: Annotated[
@@ -88,19 +103,13 @@ def validate_persistence_command(
         kubectl storage validate-persistence -s fast --dry-run
     """
     from kubectl_storage.core.k8s.images import MYSQL_IMAGE, with_registry  # noqa: PLC0415
-    from kubectl_storage.core.validate_persistence.mysql import (  # noqa: PLC0415
-        VolumeType,
-        parse_disruptions,
-        parse_volume_type,
+    from kubectl_storage.operations.validate_persistence import (  # noqa: PLC0415
+        PersistenceCommand,
+        PersistenceRequest,
     )
-    from kubectl_storage.operations.validate_persistence import PersistenceRequest  # noqa: PLC0415
+    from kubectl_storage.render.validate_persistence import write_persistence_table  # noqa: PLC0415
 
     options = options_of(ctx)
-    try:
-        kind = parse_volume_type(volume_type)
-        chosen = parse_disruptions(disruptions) if disruptions is not None else None
-    except ValueError as exc:
-        raise UsageError(str(exc), "See kubectl storage validate-persistence --help.") from exc
     placement = placement_from_flags(
         "validate-persistence",
         node_selector=node_selector,
@@ -108,48 +117,36 @@ def validate_persistence_command(
         cpu=cpu,
         memory=memory,
     )
-    if kind is VolumeType.EMPTY_DIR and storage_class:
-        raise UsageError(
-            "-s/--storage-class and --volume-type emptyDir exclude each other",
-            "The emptyDir control uses no StorageClass; drop -s or use --volume-type pvc.",
-        )
-    needs_class = kind is VolumeType.PVC and not storage_class
-    api = options.connect() if not dry_run or needs_class else None
-    if needs_class:
-        from kubectl_storage.operations.classes import default_storage_class  # noqa: PLC0415
-
-        assert api is not None
-        storage_class = default_storage_class(api)
-    namespace = options.namespace or (api.namespace if api else "default")
     request = PersistenceRequest(
         storage_class=storage_class,
-        namespace=namespace,
+        namespace=options.resolved_namespace(),
         size=size,
         rows=rows,
-        disruptions=chosen,
-        volume_type=kind,
+        disruptions=_parse_disruptions(disruptions) if disruptions is not None else None,
+        volume_type=volume_type,
         image=image or with_registry(MYSQL_IMAGE, registry),
         placement=placement,
         timeout_s=timeout,
         keep=keep,
     )
-    if dry_run:
-        from kubectl_storage.operations.validate_persistence import dry_run_manifests  # noqa: PLC0415
-        from kubectl_storage.render.structured import write_yaml_documents  # noqa: PLC0415
-
-        write_yaml_documents(dry_run_manifests(request), options.stdout)
+    report = options.execute(
+        PersistenceCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
+    )
+    if report is None:
         return
-    from kubectl_storage.operations.validate_persistence import run_persistence  # noqa: PLC0415
-    from kubectl_storage.render.validate_persistence import write_persistence_table  # noqa: PLC0415
-
-    assert api is not None
-    report = run_persistence(api, request)
     options.emit(report.to_dict(), write_persistence_table)
     if report.failed_phases:
         hint = "See the NOTE column; --keep leaves the pod and its volume for a closer look."
-        if kind is VolumeType.EMPTY_DIR:
+        if volume_type is VolumeType.EMPTY_DIR:
             hint = "Expected of the emptyDir control: it shows that the check detects data loss."
         raise FindingsError(
             "committed data was lost or unavailable after: " + ", ".join(report.failed_phases),
             hint,
         )
+
+
+def _parse_disruptions(text: str) -> tuple[Disruption, ...]:
+    try:
+        return parse_disruptions(text)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--disruptions") from exc

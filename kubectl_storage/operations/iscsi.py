@@ -65,9 +65,9 @@ from kubectl_storage.operations.node_capture import (
     read_volume_objects,
 )
 from kubectl_storage.operations.node_inspection import (
+    InspectionCommand,
     InspectionKind,
-    InspectionRequest,
-    inspect_nodes,
+    NodeOutput,
 )
 
 log = logging.getLogger(__name__)
@@ -103,9 +103,14 @@ _FILE_KINDS = {
 ISCSI_INSPECTION = InspectionKind("iscsi", SECTIONS, privileged=True)
 
 
-def inspect_iscsi(api: KubeApi, request: InspectionRequest) -> dict[str, Any]:
-    """Collect from the chosen nodes, name the claims behind the LUNs, evaluate, report."""
-    outputs = inspect_nodes(api, request)
+def iscsi_command() -> InspectionCommand:
+    """The pipeline command: privileged debug pods on the chosen nodes, then
+    :func:`inspect_iscsi`."""
+    return InspectionCommand(ISCSI_INSPECTION, inspect_iscsi)
+
+
+def inspect_iscsi(api: KubeApi, outputs: list[NodeOutput]) -> dict[str, Any]:
+    """Name the claims behind the nodes' LUNs, evaluate, report."""
     log.info("reading pods, volumes and claims")
     objects = read_volume_objects(api)
     nodes = [build_node_report(NodeCapture.from_output(output), objects) for output in outputs]

@@ -51,9 +51,9 @@ from kubectl_storage.operations.node_capture import (
     read_volume_objects,
 )
 from kubectl_storage.operations.node_inspection import (
+    InspectionCommand,
     InspectionKind,
-    InspectionRequest,
-    inspect_nodes,
+    NodeOutput,
 )
 
 log = logging.getLogger(__name__)
@@ -86,9 +86,15 @@ _SEVERITIES = tuple(severity.value for severity in sorted(Severity, key=lambda s
 MOUNT_AUDIT_INSPECTION = InspectionKind("mount-audit", MOUNT_SECTIONS, privileged=False)
 
 
-def audit_nodes(api: KubeApi, request: InspectionRequest, profile: str | None) -> dict[str, Any]:
-    """Collect from the chosen nodes, map volumes to the cluster's objects, audit, report."""
-    outputs = inspect_nodes(api, request)
+def mount_audit_command(profile: str | None) -> InspectionCommand:
+    """The pipeline command: debug pods on the chosen nodes, then :func:`audit_nodes`."""
+    return InspectionCommand(
+        MOUNT_AUDIT_INSPECTION, lambda api, outputs: audit_nodes(api, outputs, profile)
+    )
+
+
+def audit_nodes(api: KubeApi, outputs: list[NodeOutput], profile: str | None) -> dict[str, Any]:
+    """Map the nodes' volumes to the cluster's objects, audit, report."""
     log.info("reading pods, volumes, claims and classes")
     objects = read_volume_objects(api)
     nodes = [

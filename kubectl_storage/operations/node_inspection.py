@@ -9,25 +9,22 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.core.k8s.labels import object_name
+from kubectl_storage.core.k8s.labels import object_name, with_run_labels
 from kubectl_storage.core.k8s.manifests import Manifest, build_node_inspection_pod
 from kubectl_storage.core.nodes.collect import collection_script, split_sections
-from kubectl_storage.errors import (
-    ForbiddenError,
-    NotFoundError,
-    StorageToolError,
-    UsageError,
-)
-from kubectl_storage.kube.access import AccessRequest, pod_security_level, require_access
+from kubectl_storage.errors import NotFoundError, StorageToolError, UsageError
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.podexec import exec_in_pod
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.kube.waits import pod_running, wait_for
+from kubectl_storage.operations.pipeline import Progress
+from kubectl_storage.operations.preflight import ClusterFacts, Requirements
 
 log = logging.getLogger(__name__)
 
@@ -122,29 +119,6 @@ def select_nodes(api: KubeApi, request: InspectionRequest) -> list[JsonDict]:
     return sorted(nodes, key=lambda n: n["metadata"]["name"])
 
 
-def check_allowed(api: KubeApi, request: InspectionRequest) -> None:
-    """Refuse before creating anything when Pod Security or RBAC forbids the debug pods."""
-    level = pod_security_level(api, request.namespace)
-    # hostPID and hostPath are forbidden at baseline already.
-    if level != "privileged":
-        raise ForbiddenError(
-            f'namespace "{request.namespace}" enforces the "{level}" Pod Security level, which '
-            "forbids node inspection pods (they need hostPID and a read-only hostPath of /)",
-            "Run in a namespace that allows privileged pods (-n NAME), or label one: "
-            f"kubectl label ns {request.namespace} pod-security.kubernetes.io/enforce=privileged",
-        )
-    require_access(
-        api,
-        [
-            AccessRequest("get", "nodes"),
-            AccessRequest("create", "pods", namespace=request.namespace),
-            AccessRequest("create", "pods", namespace=request.namespace, subresource="exec"),
-            AccessRequest("delete", "pods", namespace=request.namespace),
-        ],
-        f"inspect nodes ({request.command})",
-    )
-
-
 def node_not_ready_reason(node: JsonDict) -> str | None:
     """Why a node cannot run our pod, or None when it is Ready and schedulable enough."""
     for condition in (node.get("status") or {}).get("conditions") or []:
@@ -154,57 +128,142 @@ def node_not_ready_reason(node: JsonDict) -> str | None:
 
 
 def inspection_manifests(
-    request: InspectionRequest, run_id: str, nodes: list[str]
+    request: InspectionRequest, run_id: str, nodes: Sequence[str]
 ) -> list[Manifest]:
-    """The debug pods the request would create (also for --dry-run)."""
+    """The debug pods the request creates, labelled for run ``run_id`` (also for --dry-run)."""
     return [
-        build_node_inspection_pod(
-            object_name(request.command, run_id, node),
-            request.namespace,
-            node,
-            request.image,
-            privileged=request.privileged,
-            active_deadline_s=int(request.timeout_s) + 60,
+        with_run_labels(
+            build_node_inspection_pod(
+                object_name(request.command, run_id, node),
+                request.namespace,
+                node,
+                request.image,
+                privileged=request.privileged,
+                active_deadline_s=int(request.timeout_s) + 60,
+            ),
+            run_id,
+            request.command,
         )
         for node in nodes
     ]
 
 
-def inspect_nodes(api: KubeApi, request: InspectionRequest) -> list[NodeOutput]:
-    """Collect the requested sections from every chosen node (bounded concurrency)."""
-    nodes = select_nodes(api, request)
-    check_allowed(api, request)
-    script = collection_script(request.sections)
-    outputs: dict[str, NodeOutput] = {}
-    runnable = []
-    for node in nodes:
-        name = node["metadata"]["name"]
-        reason = node_not_ready_reason(node)
-        if reason:
-            outputs[name] = NodeOutput(name, error=reason)
+def validate_inspection(request: InspectionRequest) -> None:
+    """Node choice and limits, checked before any connection.
+
+    Raises:
+        UsageError: no nodes chosen, chosen two ways, or a limit below 1.
+    """
+    chosen = [bool(request.nodes), bool(request.selector), request.all_nodes]
+    if sum(chosen) == 0:
+        raise UsageError(
+            "no nodes chosen", "Name nodes as arguments, or use -l/--selector or --all-nodes."
+        )
+    if sum(chosen) > 1:
+        raise UsageError("choose nodes one way: NODE arguments, -l/--selector or --all-nodes", "")
+    if request.parallel < 1:
+        raise UsageError("--parallel must be at least 1", "")
+    if request.timeout_s <= 0:
+        raise UsageError("--timeout must be a positive number of seconds", "")
+
+
+@dataclass(frozen=True)
+class InspectionPlan:
+    """The chosen nodes and one labelled debug pod per node that can run one."""
+
+    run_id: str
+    request: InspectionRequest
+    #: Every chosen node, in name order, with the reason it gets no pod ("" when it does).
+    nodes: tuple[tuple[str, str], ...]
+    pods: dict[str, Manifest]
+
+    def manifests(self) -> list[Manifest]:
+        """The debug pods, in node order (what --dry-run prints)."""
+        return list(self.pods.values())
+
+
+#: Why node inspection pods need the privileged Pod Security level.
+NODE_POD_NEEDS = (
+    "node inspection pods (they need hostPID and a read-only hostPath of /, and privileged "
+    "mode for iscsi)"
+)
+
+NodeReport = Callable[[KubeApi, list[NodeOutput]], dict[str, Any]]
+
+
+class InspectionCommand:
+    """A node command (mount-audit, iscsi) as pipeline stages; ``report`` turns the nodes'
+    outputs into the command's report."""
+
+    def __init__(self, kind: InspectionKind, report: NodeReport) -> None:
+        """A command for one kind of inspection."""
+        self.rbac_name = kind.command
+        self.label = kind.command
+        self._report = report
+
+    def validate(self, request: InspectionRequest) -> None:
+        """See :func:`validate_inspection`."""
+        validate_inspection(request)
+
+    def requirements(self, request: InspectionRequest) -> Requirements:
+        """Privileged pods, and the writes of the command's RBAC row."""
+        return Requirements(
+            pod_security="privileged",
+            pod_security_reason=NODE_POD_NEEDS,
+            doing=f"inspect nodes ({request.command})",
+        )
+
+    def plan_offline(self, request: InspectionRequest) -> bool:
+        """Nodes named on the command line need no lookup to plan."""
+        return bool(request.nodes)
+
+    def plan(
+        self,
+        request: InspectionRequest,
+        facts: ClusterFacts,
+        run_id: str,
+        api: KubeApi | None,
+    ) -> InspectionPlan:
+        """The nodes (looked up, so a NotReady one gets no pod) and their debug pods."""
+        if api is None:
+            chosen = [(name, "") for name in request.nodes]
         else:
-            runnable.append(name)
+            chosen = [
+                (node["metadata"]["name"], node_not_ready_reason(node) or "")
+                for node in select_nodes(api, request)
+            ]
+        runnable = [name for name, reason in chosen if not reason]
+        pods = {m["spec"]["nodeName"]: m for m in inspection_manifests(request, run_id, runnable)}
+        return InspectionPlan(run_id, request, tuple(chosen), pods)
+
+    def run(
+        self, api: KubeApi, plan: InspectionPlan, scope: RunScope, progress: Progress
+    ) -> dict[str, Any]:
+        """Inspect the nodes, then build the command's report."""
+        return self._report(api, inspect_nodes(api, plan, scope))
+
+
+def inspect_nodes(api: KubeApi, plan: InspectionPlan, scope: RunScope) -> list[NodeOutput]:
+    """Collect the requested sections from every planned node (bounded concurrency)."""
+    request = plan.request
+    script = collection_script(request.sections)
+    outputs = {name: NodeOutput(name, error=reason) for name, reason in plan.nodes if reason}
+    runnable = list(plan.pods)
     cancel = threading.Event()
-    with RunScope(api, request.command, keep=request.keep, cleanup_timeout_s=60) as scope:
-        manifests = {
-            m["spec"]["nodeName"]: m for m in inspection_manifests(request, scope.run_id, runnable)
+    log.info("inspecting %d node(s), %d at a time", len(runnable), request.parallel)
+    with ThreadPoolExecutor(max_workers=max(1, request.parallel)) as pool:
+        futures = {
+            name: pool.submit(_inspect_one, api, scope, request, plan.pods[name], script, cancel)
+            for name in runnable
         }
-        log.info("inspecting %d node(s), %d at a time", len(runnable), request.parallel)
-        with ThreadPoolExecutor(max_workers=max(1, request.parallel)) as pool:
-            futures = {
-                name: pool.submit(
-                    _inspect_one, api, scope, request, manifests[name], script, cancel
-                )
-                for name in runnable
-            }
-            try:
-                for name, future in futures.items():
-                    outputs[name] = future.result()
-            except BaseException:
-                cancel.set()
-                pool.shutdown(wait=False, cancel_futures=True)
-                raise
-    return [outputs[n["metadata"]["name"]] for n in nodes]
+        try:
+            for name, future in futures.items():
+                outputs[name] = future.result()
+        except BaseException:
+            cancel.set()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+    return [outputs[name] for name, _ in plan.nodes]
 
 
 def _inspect_one(

@@ -173,15 +173,6 @@ def _the_default_class(listed: dict[str, JsonDict]) -> str:
     return defaults[0]
 
 
-def default_storage_class(api: KubeApi) -> str:
-    """The cluster's one default StorageClass, for commands run without -s.
-
-    Raises:
-        UsageError: there is none, or several.
-    """
-    return _the_default_class({name_of(sc): sc for sc in api.list(kinds.STORAGE_CLASS)})
-
-
 def require_snapshot_api(api: KubeApi) -> None:
     """Fail with the way to install them when the snapshot CRDs are absent.
 

@@ -16,13 +16,14 @@ import secrets
 import string
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.images import MYSQL_IMAGE
-from kubectl_storage.core.k8s.labels import object_name
+from kubectl_storage.core.k8s.labels import object_name, with_run_labels
 from kubectl_storage.core.k8s.manifests import Manifest, PodPlacement
-from kubectl_storage.core.k8s.quantities import QuantityError, format_bytes, parse_size_bytes
+from kubectl_storage.core.k8s.quantities import Size, format_bytes
+from kubectl_storage.core.rbac import Condition
 from kubectl_storage.core.validate_persistence.mysql import (
     ALL_DISRUPTIONS,
     CLIENT_CONTAINER,
@@ -62,22 +63,21 @@ from kubectl_storage.core.validate_persistence.mysql import (
 from kubectl_storage.errors import (
     ClusterError,
     ForbiddenError,
-    NotFoundError,
     StorageToolError,
     UsageError,
     WaitTimeoutError,
 )
-from kubectl_storage.kube.access import AccessRequest, require_access
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.podexec import ExecResult, exec_in_pod
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.kube.waits import pod_running, wait_for
+from kubectl_storage.operations.pipeline import Progress
+from kubectl_storage.operations.preflight import ClusterFacts, Requirements
 
 log = logging.getLogger(__name__)
 
 COMMAND = "validate-persistence"
 NAME_PREFIX = "persist"
-OPENSHIFT_UID_ANNOTATION = "openshift.io/sa.scc.uid-range"
 #: The crash writer's commit after which the kill is armed, and the seconds until it fires.
 COMMITS_BEFORE_CRASH = 25
 KILL_DELAY_S = 1
@@ -90,9 +90,9 @@ _PASSWORD_ALPHABET = string.ascii_letters + string.digits
 class PersistenceRequest:
     """Everything `kubectl storage validate-persistence` was asked to do."""
 
-    storage_class: str | None
+    storage_class: str | None  # None with a PVC: the cluster's default class
     namespace: str
-    size: str = "1Gi"
+    size: Size = field(default_factory=lambda: Size.parse("1Gi"))
     rows: int = 1000
     #: None: every disruption that applies to the cluster.
     disruptions: tuple[Disruption, ...] | None = None
@@ -106,11 +106,26 @@ class PersistenceRequest:
 
 
 @dataclass(frozen=True)
-class ClusterFacts:
-    """What the cluster checks found out."""
+class NodeFacts:
+    """Where the database pod can go, read when the run starts."""
 
-    run_as_user: int | None
     schedulable_nodes: tuple[str, ...] | None  # None: nodes could not be listed
+
+
+@dataclass(frozen=True)
+class PersistencePlan:
+    """A planned check: the request with its class decided, and the run's objects."""
+
+    run_id: str
+    request: PersistenceRequest
+    deployment: MysqlDeployment
+
+    def manifests(self, password: str = PASSWORD_PLACEHOLDER) -> list[Manifest]:
+        """Secret and StatefulSet, labelled; --dry-run shows a placeholder password."""
+        return [
+            with_run_labels(m, self.run_id, COMMAND)
+            for m in build_manifests(self.deployment, password)
+        ]
 
 
 # -- validation and manifests ---------------------------------------------------------------
@@ -127,15 +142,14 @@ def validate_request(request: PersistenceRequest) -> None:
     if request.timeout_s <= 0:
         raise UsageError("--timeout must be a positive number of seconds", "Example: --timeout 300")
     if request.volume_type is VolumeType.EMPTY_DIR:
+        if request.storage_class:
+            raise UsageError(
+                "-s/--storage-class and --volume-type emptyDir exclude each other",
+                "The emptyDir control uses no StorageClass; drop -s or use --volume-type pvc.",
+            )
         return
-    if not request.storage_class:
-        raise UsageError("no StorageClass given", "Name one with -s/--storage-class.")
-    try:
-        size_bytes = parse_size_bytes(request.size, what="--size")
-    except QuantityError as exc:
-        raise UsageError(str(exc), "Example: -z 1Gi") from exc
     needed = required_bytes(request.rows)
-    if size_bytes < needed:
+    if request.size.bytes < needed:
         raise UsageError(
             f"-z {request.size} is too small for MySQL with {request.rows:,} rows: it needs "
             f"about {format_bytes(needed)} (its own redo/undo logs and system tables included)",
@@ -154,7 +168,7 @@ def deployment_for(
         image=request.image,
         secret_name=object_name(NAME_PREFIX, run_id, "auth"),
         storage_class=request.storage_class,
-        size=request.size,
+        size=request.size.text,
         volume_type=request.volume_type,
         placement=request.placement,
         run_as_user=run_as_user,
@@ -169,69 +183,71 @@ def build_manifests(deployment: MysqlDeployment, password: str) -> list[Manifest
     ]
 
 
-def dry_run_manifests(request: PersistenceRequest) -> list[Manifest]:
-    """What a run would create, the password replaced by a placeholder (for --dry-run)."""
-    validate_request(request)
-    deployment = deployment_for(request, "RUNID", request.run_as_user)
-    return build_manifests(deployment, PASSWORD_PLACEHOLDER)
-
-
 def new_password() -> str:
     """A random root password (letters and digits: safe in env, SQL and shells alike)."""
     return "".join(secrets.choice(_PASSWORD_ALPHABET) for _ in range(32))
 
 
-# -- cluster checks -------------------------------------------------------------------------
+# -- the pipeline's stages ------------------------------------------------------------------
 
 
-def check_cluster(api: KubeApi, request: PersistenceRequest) -> ClusterFacts:
-    """Fail before creating anything: namespace, class, permissions; find the nodes."""
-    ns_obj = api.get_or_none(kinds.NAMESPACE, request.namespace)
-    if ns_obj is None:
-        raise NotFoundError(
-            f'namespace "{request.namespace}" does not exist',
-            "Create it (kubectl create namespace NAME) or choose another with -n.",
-        )
-    if request.volume_type is VolumeType.PVC:
-        existing = {(sc.get("metadata") or {}).get("name") for sc in api.list(kinds.STORAGE_CLASS)}
-        if request.storage_class not in existing:
-            raise NotFoundError(
-                f"StorageClass {request.storage_class} does not exist",
-                "Available: "
-                + (", ".join(sorted(str(e) for e in existing)) or "none")
-                + " (kubectl storage classes lists them).",
-            )
-    ns = request.namespace
-    checks = [
-        AccessRequest("create", "secrets", namespace=ns),
-        AccessRequest("delete", "secrets", namespace=ns),
-        AccessRequest("create", "statefulsets", group="apps", namespace=ns),
-        AccessRequest("delete", "statefulsets", group="apps", namespace=ns),
-        AccessRequest("get", "pods", namespace=ns),
-        AccessRequest("watch", "pods", namespace=ns),
-        AccessRequest("delete", "pods", namespace=ns),
-        AccessRequest("create", "pods", namespace=ns, subresource="exec"),
-    ]
-    if request.volume_type is VolumeType.PVC:
-        checks.append(AccessRequest("delete", "persistentvolumeclaims", namespace=ns))
-    wanted = request.disruptions or ALL_DISRUPTIONS
-    if Disruption.RESCHEDULE in wanted:
-        checks.append(AccessRequest("patch", "statefulsets", group="apps", namespace=ns))
-    require_access(api, checks, "run the persistence check")
-    annotations = (ns_obj.get("metadata") or {}).get("annotations") or {}
-    # OpenShift assigns UIDs from a namespace range and rejects others.
-    run_as_user = None if OPENSHIFT_UID_ANNOTATION in annotations else request.run_as_user
-    nodes: tuple[str, ...] | None
+def read_node_facts(api: KubeApi, request: PersistenceRequest) -> NodeFacts:
+    """The nodes the database pod could move to (for the reschedule disruption)."""
     try:
-        nodes = tuple(schedulable_nodes(api.list(kinds.NODE), request.placement))
+        return NodeFacts(tuple(schedulable_nodes(api.list(kinds.NODE), request.placement)))
     except ForbiddenError:
-        nodes = None
-    return ClusterFacts(run_as_user, nodes)
+        return NodeFacts(None)
 
 
-def plan_disruptions(
-    request: PersistenceRequest, facts: ClusterFacts
-) -> list[tuple[Disruption, str]]:
+class PersistenceCommand:
+    """`kubectl storage validate-persistence` as pipeline stages."""
+
+    rbac_name = COMMAND
+    label = COMMAND
+
+    def validate(self, request: PersistenceRequest) -> None:
+        """See :func:`validate_request`."""
+        validate_request(request)
+
+    def requirements(self, request: PersistenceRequest) -> Requirements:
+        """The class (or the default one) for a PVC, and the writes of the chosen steps."""
+        pvc = request.volume_type is VolumeType.PVC
+        conditions = {Condition.PVC_VOLUME} if pvc else set()
+        if Disruption.RESCHEDULE in (request.disruptions or ALL_DISRUPTIONS):
+            conditions.add(Condition.RESCHEDULE)
+        return Requirements(
+            storage_classes=(request.storage_class,) if pvc and request.storage_class else (),
+            default_storage_class=pvc and not request.storage_class,
+            conditions=frozenset(conditions),
+            doing="run the persistence check",
+        )
+
+    def plan_offline(self, request: PersistenceRequest) -> bool:
+        """The emptyDir control, or a named class: nothing to look up."""
+        return request.volume_type is VolumeType.EMPTY_DIR or bool(request.storage_class)
+
+    def plan(
+        self,
+        request: PersistenceRequest,
+        facts: ClusterFacts,
+        run_id: str,
+        api: KubeApi | None,
+    ) -> PersistencePlan:
+        """The class decided, the server's UID (unset where the namespace assigns UIDs)."""
+        if request.volume_type is VolumeType.PVC and not request.storage_class:
+            request = replace(request, storage_class=facts.default_storage_class)
+        run_as_user = None if facts.assigns_uids else request.run_as_user
+        deployment = deployment_for(request, run_id, run_as_user)
+        return PersistencePlan(run_id, request, deployment)
+
+    def run(
+        self, api: KubeApi, plan: PersistencePlan, scope: RunScope, progress: Progress
+    ) -> PersistenceReport:
+        """See :func:`run_persistence`."""
+        return run_persistence(api, plan, scope, progress.step)
+
+
+def plan_disruptions(request: PersistenceRequest, facts: NodeFacts) -> list[tuple[Disruption, str]]:
     """The disruptions to run, each with '' or the reason it is skipped."""
     plan = []
     for disruption in request.disruptions or ALL_DISRUPTIONS:
@@ -559,73 +575,71 @@ class _Run:
 
 def run_persistence(
     api: KubeApi,
-    request: PersistenceRequest,
+    planned: PersistencePlan,
+    scope: RunScope,
+    step: Callable[[str], None],
     *,
-    on_step: Callable[[str], None] | None = None,
     rng: random.Random | None = None,
 ) -> PersistenceReport:
-    """Run the check and return its report (verdict fail when any committed data was lost)."""
-    validate_request(request)
-    facts = check_cluster(api, request)
+    """Run the planned check and return its report (verdict fail when committed data was lost)."""
+    request = planned.request
+    facts = read_node_facts(api, request)
     plan = plan_disruptions(request, facts)
-    step = on_step or (lambda message: log.info("%s", message))
     rows = generate_rows(request.rows, rng or random.Random(secrets.randbits(64)))
     phases: list[PhaseResult] = []
-    with RunScope(api, COMMAND, keep=request.keep, cleanup_timeout_s=request.timeout_s) as scope:
-        deployment = deployment_for(request, scope.run_id, facts.run_as_user)
-        secret, statefulset = build_manifests(deployment, new_password())
-        scope.create(kinds.SECRET, secret, request.namespace)
-        # The StatefulSet controller creates the claim and the pod on our behalf; they are ours
-        # to delete all the same. Deleted in reverse order: the StatefulSet first (so nothing
-        # recreates the pod), then the pod (waited for: no MySQL outlives the run), then the
-        # claim.
-        if request.volume_type is VolumeType.PVC:
-            scope.adopt(kinds.PVC, pvc_name_for(deployment.name), request.namespace)
-        scope.adopt(kinds.POD, pod_name_for(deployment.name), request.namespace)
-        scope.create(kinds.STATEFULSET, statefulset, request.namespace)
-        run = _Run(api, request, deployment, step)
-        ready_s = run.start()
-        seeded, state = run.seed(rows, ready_s)
-        phases.append(seeded)
-        lost_in = "" if seeded.verdict is Verdict.PASS else "seed"
-        for disruption, skip_reason in plan:
-            if lost_in:
-                phases.append(
-                    PhaseResult(
-                        disruption.value,
-                        Verdict.SKIPPED,
-                        note=f"not run: the data was already lost in {lost_in}",
-                    )
+    deployment = planned.deployment
+    secret, statefulset = planned.manifests(new_password())
+    scope.create(kinds.SECRET, secret, request.namespace)
+    # The StatefulSet controller creates the claim and the pod on our behalf; they are ours
+    # to delete all the same. Deleted in reverse order: the StatefulSet first (so nothing
+    # recreates the pod), then the pod (waited for: no MySQL outlives the run), then the
+    # claim.
+    if request.volume_type is VolumeType.PVC:
+        scope.adopt(kinds.PVC, pvc_name_for(deployment.name), request.namespace)
+    scope.adopt(kinds.POD, pod_name_for(deployment.name), request.namespace)
+    scope.create(kinds.STATEFULSET, statefulset, request.namespace)
+    run = _Run(api, request, deployment, step)
+    ready_s = run.start()
+    seeded, state = run.seed(rows, ready_s)
+    phases.append(seeded)
+    lost_in = "" if seeded.verdict is Verdict.PASS else "seed"
+    for disruption, skip_reason in plan:
+        if lost_in:
+            phases.append(
+                PhaseResult(
+                    disruption.value,
+                    Verdict.SKIPPED,
+                    note=f"not run: the data was already lost in {lost_in}",
                 )
-                continue
-            if skip_reason:
-                step(f"{disruption.value}: skipped: {skip_reason}")
-                phases.append(PhaseResult(disruption.value, Verdict.SKIPPED, note=skip_reason))
-                continue
-            phase = _run_phase(run, disruption, state, facts)
-            if isinstance(phase, tuple):
-                phase, state = phase
-            step(
-                f"{disruption.value}: {phase.verdict.value}"
-                + (f"; {phase.note}" if phase.note else "")
             )
-            phases.append(phase)
-            if phase.verdict is Verdict.FAIL:
-                lost_in = disruption.value
+            continue
+        if skip_reason:
+            step(f"{disruption.value}: skipped: {skip_reason}")
+            phases.append(PhaseResult(disruption.value, Verdict.SKIPPED, note=skip_reason))
+            continue
+        phase = _run_phase(run, disruption, state, facts)
+        if isinstance(phase, tuple):
+            phase, state = phase
+        step(
+            f"{disruption.value}: {phase.verdict.value}" + (f"; {phase.note}" if phase.note else "")
+        )
+        phases.append(phase)
+        if phase.verdict is Verdict.FAIL:
+            lost_in = disruption.value
     return PersistenceReport(
         storage_class=request.storage_class if request.volume_type is VolumeType.PVC else None,
         volume_type=request.volume_type,
-        size=request.size if request.volume_type is VolumeType.PVC else None,
+        size=request.size.text if request.volume_type is VolumeType.PVC else None,
         namespace=request.namespace,
         image=request.image,
         rows=request.rows,
-        run_id=scope.run_id,
+        run_id=planned.run_id,
         phases=tuple(phases),
     )
 
 
 def _run_phase(
-    run: _Run, disruption: Disruption, state: _State, facts: ClusterFacts
+    run: _Run, disruption: Disruption, state: _State, facts: NodeFacts
 ) -> PhaseResult | tuple[PhaseResult, _State]:
     """One disruption; MySQL not coming back counts as a failed phase, not a failed run."""
     try:

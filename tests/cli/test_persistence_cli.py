@@ -73,7 +73,7 @@ def test_dry_run_empty_dir_needs_no_class_and_no_cluster() -> None:
         (["-s", "fast", "-z", "45"], "has no unit"),
         (["-s", "fast", "-z", "100Mi"], "too small"),
         (["-s", "fast", "--disruptions", "restart,reboot"], "unknown disruption 'reboot'"),
-        (["-s", "fast", "--volume-type", "hostPath"], "--volume-type must be pvc or emptyDir"),
+        (["-s", "fast", "--volume-type", "hostPath"], "'hostPath' is not one of 'pvc'"),
         (["-s", "fast", "--volume-type", "emptyDir"], "exclude each other"),
         (["-s", "fast", "--toleration", "=x"], "has no key"),
         (["-s", "fast", "--node-selector", "nokey"], "is not KEY=VALUE"),

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_storage.core.k8s.manifests import PodPlacement, Toleration
+from kubectl_storage.core.k8s.quantities import Size
 from kubectl_storage.core.validate_persistence.mysql import (
     ALL_DISRUPTIONS,
     DATA_DIR,
@@ -48,10 +49,11 @@ from kubectl_storage.core.validate_persistence.mysql import (
     writer_row,
 )
 from kubectl_storage.errors import UsageError
+from kubectl_storage.operations.preflight import ClusterFacts as PreflightFacts
 from kubectl_storage.operations.validate_persistence import (
-    ClusterFacts,
+    NodeFacts,
+    PersistenceCommand,
     PersistenceRequest,
-    dry_run_manifests,
     new_password,
     plan_disruptions,
     validate_request,
@@ -198,12 +200,23 @@ def test_avoid_node_patch() -> None:
     ]
 
 
-def test_dry_run_shows_no_password() -> None:
+def test_plan_shows_no_password_and_carries_the_run_labels() -> None:
     request = PersistenceRequest(storage_class="fast", namespace="db")
-    secret, sts = dry_run_manifests(request)
+    plan = PersistenceCommand().plan(request, PreflightFacts.offline("db"), "r1", None)
+    secret, sts = plan.manifests()
     assert secret["stringData"]["password"] == PASSWORD_PLACEHOLDER
     assert sts["kind"] == "StatefulSet"
-    assert sts["metadata"]["name"] == "ks-persist-runid"
+    assert sts["metadata"]["name"] == "ks-persist-r1"
+    for doc in (secret, sts, sts["spec"]["template"]):
+        assert doc["metadata"]["labels"]["kubectl-storage/run-id"] == "r1"
+
+
+def test_plan_takes_the_default_class_and_leaves_assigned_uids_unset() -> None:
+    request = PersistenceRequest(storage_class=None, namespace="db")
+    facts = PreflightFacts(namespace="db", assigns_uids=True, default_storage_class="std")
+    plan = PersistenceCommand().plan(request, facts, "r1", None)
+    assert plan.request.storage_class == "std"
+    assert plan.deployment.run_as_user is None
 
 
 def test_passwords_are_random_and_shell_safe() -> None:
@@ -236,9 +249,8 @@ def test_parse_volume_type() -> None:
     ("overrides", "message"),
     [
         ({"rows": 0}, "--rows must be between"),
-        ({"size": "45"}, "has no unit"),
-        ({"size": "100Mi"}, "too small"),
-        ({"storage_class": None}, "no StorageClass"),
+        ({"size": Size.parse("100Mi")}, "too small"),
+        ({"volume_type": VolumeType.EMPTY_DIR}, "exclude each other"),
         ({"timeout_s": 0}, "--timeout"),
     ],
 )
@@ -252,7 +264,10 @@ def test_request_validation(overrides: dict, message: str) -> None:
 def test_size_is_not_checked_for_empty_dir() -> None:
     validate_request(
         PersistenceRequest(
-            storage_class=None, namespace="db", size="1", volume_type=VolumeType.EMPTY_DIR
+            storage_class=None,
+            namespace="db",
+            size=Size.parse("1Mi"),
+            volume_type=VolumeType.EMPTY_DIR,
         )
     )
 
@@ -263,16 +278,16 @@ def test_required_bytes_grows_with_rows() -> None:
 
 def test_reschedule_skipped_on_a_single_node() -> None:
     request = PersistenceRequest(storage_class="fast", namespace="db")
-    plan = plan_disruptions(request, ClusterFacts(999, ("only-node",)))
+    plan = plan_disruptions(request, NodeFacts(("only-node",)))
     assert [(d.value, bool(reason)) for d, reason in plan] == [
         ("restart", False),
         ("crash", False),
         ("reschedule", True),
     ]
     assert "only-node" in plan[2][1]
-    two = plan_disruptions(request, ClusterFacts(999, ("a", "b")))
+    two = plan_disruptions(request, NodeFacts(("a", "b")))
     assert all(reason == "" for _, reason in two)
-    unknown = plan_disruptions(request, ClusterFacts(999, None))
+    unknown = plan_disruptions(request, NodeFacts(None))
     assert "cannot be listed" in unknown[2][1]
 
 
