@@ -49,6 +49,7 @@ from kubectl_storage.core.snapshot.snapshots import (
 from kubectl_storage.errors import NotFoundError, UsageError
 from kubectl_storage.operations import snapshot as ops
 from kubectl_storage.operations.preflight import ClusterFacts, require_snapshot_api
+from kubectl_storage.operations.snapshot import copy as snapshot_copy
 from kubectl_storage.render.snapshot import (
     write_check_table,
     write_copy_table,
@@ -840,9 +841,9 @@ def test_extraction_keeps_bytes_modes_and_mtimes(tmp_path: Path) -> None:
             (_info("logs/fifo", tarfile.FIFOTYPE), None),
         ]
     )
-    stats = ops._CopyStats()
+    stats = snapshot_copy._CopyStats()
     target = tmp_path / "copy"
-    ops._extract_and_place(archive, target, root=False, force=False, stats=stats)
+    snapshot_copy._extract_and_place(archive, target, root=False, force=False, stats=stats)
     assert (target / "data.bin").read_bytes() == data
     assert (target / "data.bin").stat().st_mode & 0o7777 == 0o600
     assert (target / "run.sh").stat().st_mode & 0o7777 == 0o750  # set-uid dropped
@@ -858,8 +859,8 @@ def test_extraction_keeps_bytes_modes_and_mtimes(tmp_path: Path) -> None:
 def test_extraction_refuses_escapes_and_writes_nothing(tmp_path: Path) -> None:
     archive = _tar([(_info("../evil", size=1), b"x")])
     with pytest.raises(Exception, match="unsafe entry"):
-        ops._extract_and_place(
-            archive, tmp_path / "t", root=False, force=False, stats=ops._CopyStats()
+        snapshot_copy._extract_and_place(
+            archive, tmp_path / "t", root=False, force=False, stats=snapshot_copy._CopyStats()
         )
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
@@ -867,8 +868,12 @@ def test_extraction_refuses_escapes_and_writes_nothing(tmp_path: Path) -> None:
 def test_force_replaces_a_file_and_merges_a_directory(tmp_path: Path) -> None:
     target = tmp_path / "f"
     target.write_text("old")
-    ops._extract_and_place(
-        _tar([(_info("f", size=3), b"new")]), target, root=False, force=True, stats=ops._CopyStats()
+    snapshot_copy._extract_and_place(
+        _tar([(_info("f", size=3), b"new")]),
+        target,
+        root=False,
+        force=True,
+        stats=snapshot_copy._CopyStats(),
     )
     assert target.read_text() == "new"
     folder = tmp_path / "d"
@@ -876,16 +881,18 @@ def test_force_replaces_a_file_and_merges_a_directory(tmp_path: Path) -> None:
     (folder / "keep").write_text("mine")
     (folder / "x").write_text("old")
     archive = _tar([(_info("d", tarfile.DIRTYPE, 0o755), None), (_info("d/x", size=1), b"1")])
-    ops._extract_and_place(archive, folder, root=False, force=True, stats=ops._CopyStats())
+    snapshot_copy._extract_and_place(
+        archive, folder, root=False, force=True, stats=snapshot_copy._CopyStats()
+    )
     assert (folder / "x").read_text() == "1"
     assert (folder / "keep").read_text() == "mine"
     with pytest.raises(UsageError, match="appeared meanwhile"):
-        ops._extract_and_place(
+        snapshot_copy._extract_and_place(
             _tar([(_info("f", size=1), b"z")]),
             target,
             root=False,
             force=False,
-            stats=ops._CopyStats(),
+            stats=snapshot_copy._CopyStats(),
         )
 
 

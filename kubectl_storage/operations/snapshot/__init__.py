@@ -1,0 +1,62 @@
+"""`kubectl storage snapshot list|check|browse|cp`, one module per subcommand.
+
+* listing: VolumeSnapshots with their content, class, driver, readiness and size.
+* check: known files → snapshot → change the source → restore → compare checksums.
+* browse / copy: restore (restore.py) into a temporary read-only PVC, then a shell, a listing,
+  or tar out.
+
+Every input and the cluster are checked before anything is created; everything created goes
+through the run scope, so it is deleted on success, failure, timeout, Ctrl-C and SIGTERM.
+"""
+
+from kubectl_storage.operations.snapshot.browse import (
+    BrowseCommand,
+    BrowseMode,
+    BrowsePlan,
+    BrowseRequest,
+    BrowseResult,
+    validate_browse,
+)
+from kubectl_storage.operations.snapshot.check import (
+    CheckCommand,
+    CheckManifests,
+    CheckPlan,
+    CheckRequest,
+    check_manifests,
+    validate_check,
+)
+from kubectl_storage.operations.snapshot.common import PodSettings, SnapshotSource
+from kubectl_storage.operations.snapshot.copy import (
+    CopyCommand,
+    CopyPlan,
+    CopyRequest,
+    copy_destination,
+    validate_copy,
+)
+from kubectl_storage.operations.snapshot.listing import list_snapshots
+from kubectl_storage.operations.snapshot.restore import RestorePlan, plan_restore
+
+__all__ = [
+    "BrowseCommand",
+    "BrowseMode",
+    "BrowsePlan",
+    "BrowseRequest",
+    "BrowseResult",
+    "CheckCommand",
+    "CheckManifests",
+    "CheckPlan",
+    "CheckRequest",
+    "CopyCommand",
+    "CopyPlan",
+    "CopyRequest",
+    "PodSettings",
+    "RestorePlan",
+    "SnapshotSource",
+    "check_manifests",
+    "copy_destination",
+    "list_snapshots",
+    "plan_restore",
+    "validate_browse",
+    "validate_check",
+    "validate_copy",
+]

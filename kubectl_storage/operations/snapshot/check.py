@@ -1,0 +1,350 @@
+"""`kubectl storage snapshot check`: write known files to a new PVC → snapshot → change the
+source → restore into a second PVC → compare checksums: the restore must hold the snapshot-time
+content and none of the change."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from kubectl_storage.core.k8s import kinds
+from kubectl_storage.core.k8s.labels import object_name, with_run_labels
+from kubectl_storage.core.k8s.manifests import (
+    Manifest,
+    PodIdentity,
+    build_pvc,
+    build_workload_pod,
+)
+from kubectl_storage.core.k8s.objects import dig
+from kubectl_storage.core.k8s.quantities import Size
+from kubectl_storage.core.rbac import Condition
+from kubectl_storage.core.snapshot.snapshots import (
+    SNAPSHOT_MOUNT,
+    SOURCE_MOUNT,
+    SnapshotCheckReport,
+    SnapshotChoiceError,
+    StepTiming,
+    build_volume_snapshot,
+    change_script,
+    check_size_problem,
+    check_snapshot_class,
+    checksum_script,
+    choose_restore_size,
+    choose_snapshot_class,
+    compare_restore,
+    content_name_of,
+    describe_change,
+    parse_checksums,
+    plan_problems,
+    snapshot_data_source,
+    snapshot_settled,
+    write_script,
+)
+from kubectl_storage.errors import (
+    ClusterError,
+    UsageError,
+)
+from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.run_scope import RunScope
+from kubectl_storage.operations.pipeline import Progress
+from kubectl_storage.operations.preflight import ClusterFacts, Requirements
+from kubectl_storage.operations.snapshot.common import (
+    PodSettings,
+    Step,
+    choice_error,
+    get_optional,
+    restore_first_on_exit,
+    run_script,
+    timed,
+    wait_pod,
+    wait_snapshot_ready,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class CheckRequest:
+    """Everything `snapshot check` was asked to do."""
+
+    pods: PodSettings
+    storage_class: str | None = None  # None: the cluster's default class
+    size: Size = field(default_factory=lambda: Size.parse("1Gi"))
+    snapshot_class: str | None = None
+
+
+@dataclass(frozen=True)
+class CheckManifests:
+    """The five objects of a check, in creation order."""
+
+    source_pvc: Manifest
+    writer_pod: Manifest
+    snapshot: Manifest
+    restore_pvc: Manifest
+    reader_pod: Manifest
+
+    def all(self) -> list[Manifest]:
+        """Creation order."""
+        return [self.source_pvc, self.writer_pod, self.snapshot, self.restore_pvc, self.reader_pod]
+
+
+CHECK_COMMAND = "snapshot-check"
+
+
+def validate_check(request: CheckRequest) -> None:
+    """Inputs that need no cluster: the size must hold the check's files.
+
+    Raises:
+        UsageError: the size is too small for the files.
+    """
+    problem = check_size_problem(request.size.bytes)
+    if problem:
+        raise UsageError(f"-z {request.size} is too small: {problem}", "Example: -z 1Gi")
+
+
+def check_manifests(
+    namespace: str,
+    storage_class: str,
+    snapshot_class: str,
+    size: str,
+    pods: PodSettings,
+    identity: PodIdentity,
+    *,
+    run_id: str,
+    restore_size: str | None = None,
+) -> CheckManifests:
+    """Every object the check creates, labelled for run ``run_id``.
+
+    The restore's size is the snapshot's restoreSize, known once the snapshot is cut; until
+    then (and in --dry-run) the restore PVC asks for the source's size.
+    """
+    name = object_name(CHECK_COMMAND, run_id)
+
+    def labelled(manifest: Manifest) -> Manifest:
+        return with_run_labels(manifest, run_id, CHECK_COMMAND)
+
+    return CheckManifests(
+        source_pvc=labelled(build_pvc(f"{name}-source", namespace, storage_class, size)),
+        writer_pod=labelled(
+            build_workload_pod(
+                f"{name}-writer",
+                namespace,
+                pods.image,
+                pvc_name=f"{name}-source",
+                mount_path=SOURCE_MOUNT,
+                identity=identity,
+                placement=pods.placement,
+            )
+        ),
+        snapshot=labelled(
+            build_volume_snapshot(
+                name, namespace, pvc_name=f"{name}-source", snapshot_class=snapshot_class
+            )
+        ),
+        restore_pvc=labelled(
+            build_pvc(
+                f"{name}-restore",
+                namespace,
+                storage_class,
+                restore_size or size,
+                data_source=snapshot_data_source(name),
+            )
+        ),
+        reader_pod=labelled(
+            build_workload_pod(
+                f"{name}-reader",
+                namespace,
+                pods.image,
+                pvc_name=f"{name}-restore",
+                mount_path=SNAPSHOT_MOUNT,
+                read_only=True,
+                identity=identity,
+                placement=pods.placement,
+            )
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class CheckPlan:
+    """A planned check: the class pair and the objects, for one run id."""
+
+    run_id: str
+    namespace: str
+    storage_class: str
+    snapshot_class: str
+    request: CheckRequest
+    identity: PodIdentity
+    objects: CheckManifests
+    provisioner: str = ""
+
+    def manifests(self) -> list[Manifest]:
+        """Creation order (what --dry-run prints)."""
+        return self.objects.all()
+
+
+def choose_check_snapshot_class(
+    storage_class: JsonDict, snapshot_classes: list[JsonDict], given: str | None
+) -> str:
+    """The VolumeSnapshotClass the check uses: the given one if it fits, else the driver's.
+
+    Raises:
+        UsageError: no snapshot class fits (none for the driver, or several without a default).
+    """
+    try:
+        if given:
+            check_snapshot_class(given, storage_class, snapshot_classes)
+            return given
+        return choose_snapshot_class(storage_class, snapshot_classes)
+    except SnapshotChoiceError as exc:
+        raise choice_error(exc) from exc
+
+
+class CheckCommand:
+    """`kubectl storage snapshot check` as pipeline stages."""
+
+    rbac_name = "snapshot"
+    label = CHECK_COMMAND
+
+    def validate(self, request: CheckRequest) -> None:
+        """See :func:`validate_check`."""
+        validate_check(request)
+
+    def requirements(self, request: CheckRequest) -> Requirements:
+        """The class (or the default one), the snapshot API, and the writes of a check."""
+        return Requirements(
+            storage_classes=(request.storage_class,) if request.storage_class else (),
+            default_storage_class=request.storage_class is None,
+            snapshot_api=True,
+            conditions=frozenset({Condition.TAKE_SNAPSHOT, Condition.RESTORE}),
+            doing="check snapshots",
+        )
+
+    def plan_offline(self, request: CheckRequest) -> bool:
+        """Both classes named: nothing to look up."""
+        return request.storage_class is not None and request.snapshot_class is not None
+
+    def plan(
+        self, request: CheckRequest, facts: ClusterFacts, run_id: str, api: KubeApi | None
+    ) -> CheckPlan:
+        """Choose the snapshot class (from the cluster unless both are named) and build."""
+        class_name = request.storage_class or str(facts.default_storage_class)
+        storage_class = facts.storage_classes.get(class_name, {})
+        if api is None:
+            snapshot_class = str(request.snapshot_class)
+        else:
+            snapshot_class = choose_check_snapshot_class(
+                storage_class, api.list(kinds.VOLUME_SNAPSHOT_CLASS), request.snapshot_class
+            )
+        identity = facts.identity(request.pods.identity)
+        objects = check_manifests(
+            facts.namespace,
+            class_name,
+            snapshot_class,
+            request.size.text,
+            request.pods,
+            identity,
+            run_id=run_id,
+        )
+        return CheckPlan(
+            run_id=run_id,
+            namespace=facts.namespace,
+            storage_class=class_name,
+            snapshot_class=snapshot_class,
+            request=request,
+            identity=identity,
+            objects=objects,
+            provisioner=str(storage_class.get("provisioner") or ""),
+        )
+
+    def run(self, api: KubeApi, plan: CheckPlan, scope: RunScope, progress: Progress) -> JsonDict:
+        """See :func:`run_check`."""
+        return run_check(api, plan, scope, progress.step)
+
+
+def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> JsonDict:
+    """Run the planned check and return the SnapshotCheckReport dict (``verdict``)."""
+    request = plan.request
+    ns = plan.namespace
+    timeout = request.pods.timeout_s
+    label = f"StorageClass {plan.storage_class}"
+    steps: list[StepTiming] = []
+    objects = plan.objects
+    source_name = objects.source_pvc["metadata"]["name"]
+    writer = objects.writer_pod["metadata"]["name"]
+    snapshot_name = objects.snapshot["metadata"]["name"]
+
+    with timed(steps, "provision source volume"):
+        step(f"{label}: creating PVC {source_name} ({request.size}) and the writer pod")
+        scope.create(kinds.PVC, objects.source_pvc, ns)
+        scope.create(kinds.POD, objects.writer_pod, ns)
+        wait_pod(api, writer, source_name, ns, "writer", timeout)
+    with timed(steps, "write known files"):
+        step(f"{label}: writing known files (fsynced) and their checksums")
+        at_snapshot = parse_checksums(
+            run_script(api, writer, write_script(), ns, timeout, "writing the known files")
+        )
+    with timed(steps, "take snapshot"):
+        step(f"{label}: taking VolumeSnapshot {snapshot_name} with class {plan.snapshot_class}")
+        scope.create(kinds.VOLUME_SNAPSHOT, objects.snapshot, ns, settled=snapshot_settled)
+        step(f"{label}: waiting for the snapshot to be readyToUse")
+        snapshot = wait_snapshot_ready(api, snapshot_name, ns, timeout)
+    with timed(steps, "change source"):
+        step(f"{label}: changing the source after the snapshot")
+        after_change = parse_checksums(
+            run_script(api, writer, change_script(), ns, timeout, "changing the source")
+        )
+    content = get_optional(api, kinds.VOLUME_SNAPSHOT_CONTENT, content_name_of(snapshot))
+    source_pvc = api.get_or_none(kinds.PVC, source_name, ns)
+    try:
+        restore_size, size_reason = choose_restore_size(
+            snapshot=snapshot, content=content, source_pvc=source_pvc
+        )
+    except SnapshotChoiceError as exc:
+        raise ClusterError(exc.message, exc.hint) from exc
+    restored = check_manifests(
+        ns,
+        plan.storage_class,
+        plan.snapshot_class,
+        request.size.text,
+        request.pods,
+        plan.identity,
+        run_id=plan.run_id,
+        restore_size=restore_size,
+    )
+    restore_name = restored.restore_pvc["metadata"]["name"]
+    reader = restored.reader_pod["metadata"]["name"]
+    with (
+        timed(steps, "restore snapshot"),
+        restore_first_on_exit(api, scope, reader, restore_name, ns),
+    ):
+        step(f"{label}: restoring into PVC {restore_name} ({restore_size}, {size_reason})")
+        scope.create(kinds.PVC, restored.restore_pvc, ns)
+        scope.create(kinds.POD, restored.reader_pod, ns)
+        step(f"{label}: waiting for the restored volume to be mounted (read-only)")
+        wait_pod(api, reader, restore_name, ns, "reader", timeout)
+    with timed(steps, "verify restore"):
+        step(f"{label}: comparing checksums")
+        in_restore = parse_checksums(
+            run_script(
+                api, reader, checksum_script(SNAPSHOT_MOUNT), ns, timeout, "reading the restore"
+            )
+        )
+    driver = str(dig(content, "spec", "driver") or "") or plan.provisioner
+    report = SnapshotCheckReport(
+        storage_class=plan.storage_class,
+        snapshot_class=plan.snapshot_class,
+        driver=driver,
+        namespace=ns,
+        size=request.size.text,
+        snapshot=snapshot_name,
+        restore_size=restore_size,
+        restore_storage_class=plan.storage_class,
+        run_id=plan.run_id,
+        steps=tuple(steps),
+        files=compare_restore(at_snapshot, after_change, in_restore),
+        changes=tuple(describe_change()),
+        setup_problems=tuple(plan_problems(at_snapshot, after_change)),
+    )
+    step(f"{label}: {report.verdict} ({report.total_seconds:.0f}s)")
+    return report.to_dict()

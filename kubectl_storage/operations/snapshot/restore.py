@@ -1,0 +1,334 @@
+"""Restoring a snapshot (or a fresh snapshot of a live PVC) into a temporary PVC mounted
+read-only in a restricted pod: what browse and cp share."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+
+from kubectl_storage.core.k8s import kinds
+from kubectl_storage.core.k8s.labels import object_name, with_run_labels
+from kubectl_storage.core.k8s.manifests import (
+    Manifest,
+    PodIdentity,
+    build_pvc,
+    build_workload_pod,
+)
+from kubectl_storage.core.rbac import Condition
+from kubectl_storage.core.snapshot.snapshots import (
+    SNAPSHOT_MOUNT,
+    RestoreClassChoice,
+    SnapshotChoiceError,
+    build_volume_snapshot,
+    check_snapshot_class,
+    choose_restore_class,
+    choose_restore_size,
+    choose_snapshot_class,
+    content_name_of,
+    snapshot_data_source,
+    snapshot_path,
+    snapshot_settled,
+)
+from kubectl_storage.errors import (
+    ClusterError,
+    NotFoundError,
+    UsageError,
+)
+from kubectl_storage.kube.api import KubeApi
+from kubectl_storage.kube.run_scope import RunScope
+from kubectl_storage.operations.preflight import ClusterFacts, Requirements
+from kubectl_storage.operations.snapshot.common import (
+    PodSettings,
+    SnapshotSource,
+    Step,
+    choice_error,
+    get_optional,
+    restore_first_on_exit,
+    storage_class_named,
+    wait_pod,
+    wait_snapshot_ready,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RestoreObjects:
+    """The objects of one restore, in creation order."""
+
+    snapshot_name: str
+    temporary_snapshot: Manifest | None
+    pvc: Manifest
+    pod: Manifest
+
+    def all(self) -> list[Manifest]:
+        """Creation order."""
+        first = [self.temporary_snapshot] if self.temporary_snapshot else []
+        return [*first, self.pvc, self.pod]
+
+
+@dataclass(frozen=True)
+class RestorePlan:
+    """What browse and cp create, decided before anything is."""
+
+    source: SnapshotSource
+    pods: PodSettings
+    command: str
+    identity: PodIdentity
+    restore_class: RestoreClassChoice
+    size: str | None  # None: known once the (temporary) snapshot is ready
+    size_reason: str
+    snapshot_class: str | None = None  # of the temporary snapshot (--pvc)
+    run_id: str = ""
+
+    def objects(self, *, size: str | None = None) -> RestoreObjects:
+        """The labelled manifests; ``size`` overrides an unknown restore size."""
+        source = self.source
+        ns = source.namespace
+        run_id = self.run_id
+        name = object_name(self.command, run_id)
+        temporary = None
+        snapshot_name = str(source.snapshot)
+        if source.pvc:
+            snapshot_name = f"{name}-snap"
+            temporary = build_volume_snapshot(
+                snapshot_name, ns, pvc_name=source.pvc, snapshot_class=self.snapshot_class or ""
+            )
+        pvc = build_pvc(
+            f"{name}-restore",
+            ns,
+            self.restore_class.name,
+            size or self.size or UNKNOWN_SIZE,
+            data_source=snapshot_data_source(snapshot_name),
+        )
+        pod = build_workload_pod(
+            name,
+            ns,
+            self.pods.image,
+            pvc_name=f"{name}-restore",
+            mount_path=SNAPSHOT_MOUNT,
+            read_only=True,
+            identity=self.identity,
+            placement=self.pods.placement,
+        )
+
+        def labelled(manifest: Manifest) -> Manifest:
+            return with_run_labels(manifest, run_id, self.command)
+
+        return RestoreObjects(
+            snapshot_name,
+            labelled(temporary) if temporary else None,
+            labelled(pvc),
+            labelled(pod),
+        )
+
+    def manifests(self) -> list[Manifest]:
+        """Creation order (what --dry-run prints; an unknown size shows as RESTORESIZE)."""
+        return self.objects().all()
+
+
+#: The restore size in --dry-run output when it is only known once the snapshot is ready.
+UNKNOWN_SIZE = "RESTORESIZE"
+
+
+def _needs_cluster(what: str) -> UsageError:
+    return UsageError(
+        f"--dry-run without a cluster cannot tell {what}",
+        "Give --storage-class and --size (and --snapshot-class with --pvc), or connect.",
+    )
+
+
+def plan_restore(
+    api: KubeApi | None,
+    source: SnapshotSource,
+    pods: PodSettings,
+    command: str,
+    *,
+    facts: ClusterFacts,
+    run_id: str,
+) -> RestorePlan:
+    """Decide the restore class and size (reading only); ``api`` None for an offline dry run.
+
+    Raises:
+        NotFoundError: the snapshot, PVC or a class does not exist.
+        UsageError: the restore class or size cannot be told, or the snapshot is being deleted.
+    """
+    plan = RestorePlan(
+        source,
+        pods,
+        command,
+        facts.identity(pods.identity),
+        RestoreClassChoice(source.storage_class or "", "given with --storage-class"),
+        source.size.text if source.size else None,
+        "given with --size" if source.size else "decided when the snapshot is ready",
+        source.snapshot_class,
+        run_id,
+    )
+    if api is None:
+        if not source.storage_class or (source.pvc and not source.snapshot_class):
+            raise _needs_cluster("the restore class")
+        if not source.pvc and not source.size:
+            raise _needs_cluster("the restore size")
+        return plan
+    try:
+        if source.pvc:
+            return _plan_from_pvc(api, plan)
+        return _plan_from_snapshot(api, plan)
+    except SnapshotChoiceError as exc:
+        raise choice_error(exc) from exc
+
+
+def _plan_from_snapshot(api: KubeApi, plan: RestorePlan) -> RestorePlan:
+    source = plan.source
+    name = str(source.snapshot)
+    snapshot = api.get_or_none(kinds.VOLUME_SNAPSHOT, name, source.namespace)
+    if snapshot is None:
+        raise NotFoundError(
+            f'VolumeSnapshot "{name}" does not exist in namespace {source.namespace}',
+            f"kubectl storage snapshot list -n {source.namespace} shows the snapshots there.",
+        )
+    if (snapshot.get("metadata") or {}).get("deletionTimestamp"):
+        raise UsageError(f"VolumeSnapshot {name} is being deleted", "")
+    content = get_optional(api, kinds.VOLUME_SNAPSHOT_CONTENT, content_name_of(snapshot))
+    spec = snapshot.get("spec") or {}
+    driver = (content or {}).get("spec", {}).get("driver")
+    if not driver and spec.get("volumeSnapshotClassName"):
+        vsc = get_optional(api, kinds.VOLUME_SNAPSHOT_CLASS, spec["volumeSnapshotClassName"])
+        driver = (vsc or {}).get("driver")
+    pvc_name = (spec.get("source") or {}).get("persistentVolumeClaimName")
+    source_pvc = api.get_or_none(kinds.PVC, pvc_name, source.namespace) if pvc_name else None
+    restore_class = choose_restore_class(
+        snapshot_name=name,
+        driver=str(driver) if driver else None,
+        source_pvc=source_pvc,
+        storage_classes=api.list(kinds.STORAGE_CLASS),
+        given=source.storage_class,
+    )
+    plan = replace(plan, restore_class=restore_class)
+    if (snapshot.get("status") or {}).get("readyToUse") is not True:
+        return plan  # the size is decided once it is ready
+    size, reason = choose_restore_size(
+        snapshot=snapshot,
+        content=content,
+        source_pvc=source_pvc,
+        given=source.size.text if source.size else None,
+    )
+    return replace(plan, size=size, size_reason=reason)
+
+
+def _plan_from_pvc(api: KubeApi, plan: RestorePlan) -> RestorePlan:
+    source = plan.source
+    pvc_name = str(source.pvc)
+    pvc = api.get_or_none(kinds.PVC, pvc_name, source.namespace)
+    if pvc is None:
+        raise NotFoundError(
+            f'PVC "{pvc_name}" does not exist in namespace {source.namespace}',
+            "Check the name and the namespace (-n).",
+        )
+    phase = (pvc.get("status") or {}).get("phase")
+    if phase != "Bound":
+        raise UsageError(
+            f"PVC {pvc_name} is {phase or 'not bound'}; only a bound PVC can be snapshotted",
+            "Wait until it is Bound (a WaitForFirstConsumer claim binds when a pod uses it).",
+        )
+    class_name = (pvc.get("spec") or {}).get("storageClassName")
+    if not class_name:
+        raise UsageError(
+            f"PVC {pvc_name} has no StorageClass, so no snapshot class can be told",
+            "Snapshots need a CSI volume with a StorageClass.",
+        )
+    storage_class = storage_class_named(api, str(class_name))
+    snapshot_classes = api.list(kinds.VOLUME_SNAPSHOT_CLASS)
+    if source.snapshot_class:
+        check_snapshot_class(source.snapshot_class, storage_class, snapshot_classes)
+        vsc = source.snapshot_class
+    else:
+        vsc = choose_snapshot_class(storage_class, snapshot_classes)
+    restore_class = choose_restore_class(
+        snapshot_name=f"of PVC {pvc_name}",
+        driver=str(storage_class.get("provisioner") or "") or None,
+        source_pvc=pvc,
+        storage_classes=api.list(kinds.STORAGE_CLASS),
+        given=source.storage_class,
+    )
+    return replace(plan, restore_class=restore_class, snapshot_class=vsc)
+
+
+def when_ready(api: KubeApi, plan: RestorePlan) -> RestorePlan:
+    """Wait for a snapshot that is not ready yet, then decide its restore size (before any
+    object is created: an interrupt here leaves nothing behind)."""
+    source = plan.source
+    if not (source.snapshot and plan.size is None):
+        return plan
+    log.info("waiting for VolumeSnapshot %s to be readyToUse", source.snapshot)
+    wait_snapshot_ready(api, source.snapshot, source.namespace, plan.pods.timeout_s)
+    try:
+        return _plan_from_snapshot(api, plan)
+    except SnapshotChoiceError as exc:
+        raise choice_error(exc) from exc
+
+
+def restore_requirements(source: SnapshotSource) -> Requirements:
+    conditions = {Condition.RESTORE}
+    if source.pvc:
+        conditions.add(Condition.TAKE_SNAPSHOT)
+    return Requirements(
+        snapshot_api=True,
+        conditions=frozenset(conditions),
+        doing="restore snapshots into a temporary PVC",
+    )
+
+
+def restore_offline(source: SnapshotSource) -> bool:
+    """Whether --dry-run can plan the restore from the flags alone."""
+    if not source.storage_class:
+        return False
+    if source.pvc:
+        return source.snapshot_class is not None
+    return source.size is not None
+
+
+def mount_snapshot(api: KubeApi, scope: RunScope, plan: RestorePlan, step: Step) -> str:
+    """Create (temporary snapshot →) restore PVC → pod, wait until it runs; the pod's name."""
+    source, pods = plan.source, plan.pods
+    ns = source.namespace
+    objects = plan.objects()
+    size, size_reason = plan.size, plan.size_reason
+    if objects.temporary_snapshot is not None:
+        step(
+            f"PVC {source.pvc}: taking temporary VolumeSnapshot {objects.snapshot_name} "
+            f"(class {plan.snapshot_class})"
+        )
+        scope.create(
+            kinds.VOLUME_SNAPSHOT, objects.temporary_snapshot, ns, settled=snapshot_settled
+        )
+        snapshot = wait_snapshot_ready(api, objects.snapshot_name, ns, pods.timeout_s)
+        if size is None:
+            content = get_optional(api, kinds.VOLUME_SNAPSHOT_CONTENT, content_name_of(snapshot))
+            source_pvc = api.get_or_none(kinds.PVC, str(source.pvc), ns)
+            try:
+                size, size_reason = choose_restore_size(
+                    snapshot=snapshot, content=content, source_pvc=source_pvc
+                )
+            except SnapshotChoiceError as exc:
+                raise ClusterError(exc.message, exc.hint) from exc
+            objects = plan.objects(size=size)
+    pvc_name = objects.pvc["metadata"]["name"]
+    pod_name = objects.pod["metadata"]["name"]
+    step(
+        f"restoring {objects.snapshot_name} into PVC {pvc_name} (class "
+        f"{plan.restore_class.name}: {plan.restore_class.reason}; size {size}: {size_reason})"
+    )
+    with restore_first_on_exit(api, scope, pod_name, pvc_name, ns):
+        scope.create(kinds.PVC, objects.pvc, ns)
+        scope.create(kinds.POD, objects.pod, ns)
+        step(f"waiting for pod {pod_name} to mount the restored volume read-only at /snapshot")
+        wait_pod(api, pod_name, pvc_name, ns, "browse", pods.timeout_s)
+    return str(pod_name)
+
+
+def in_snapshot(path: str) -> str:
+    try:
+        return snapshot_path(path)
+    except ValueError as exc:
+        raise UsageError(str(exc), "Paths are relative to the snapshot's root.") from exc
