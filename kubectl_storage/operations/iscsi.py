@@ -225,6 +225,7 @@ def build_node_report(capture: NodeCapture, objects: VolumeObjects | None) -> di
             trident=_runs_trident(capture.node, objects),
             in_use_devices=in_use,
             iscsid_conf=facts.iscsid_conf,
+            sanlun=facts.sanlun,
         )
         if not _multipath_examined(capture, tools):
             # Without any multipath view, "no dm-multipath holder" would be a guess.

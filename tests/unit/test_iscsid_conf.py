@@ -8,6 +8,7 @@ import pytest
 
 from kubectl_storage.core.iscsi.iscsid_conf import (
     DEFAULTS,
+    REPLACEMENT_TIMEOUT,
     looks_like_iscsid_conf,
     parse_iscsid_conf,
 )
@@ -127,3 +128,16 @@ def test_detection() -> None:
     assert not looks_like_iscsid_conf("defaults {\n    find_multipaths no\n}\n")
     assert not looks_like_iscsid_conf("# only a comment\n")
     assert not looks_like_iscsid_conf("foo = bar\n")
+
+
+def test_replacement_timeout_is_read_with_its_default() -> None:
+    # Shipped file: "node.session.timeo.replacement_timeout = 120" ("the default is 120 seconds").
+    shipped = parse_iscsid_conf((FIXTURES / "iscsid.conf.open-iscsi").read_text(encoding="utf-8"))
+    setting = shipped.get(REPLACEMENT_TIMEOUT)
+    assert setting is not None
+    assert (setting.as_int(), setting.origin) == (120, "file")
+    empty = parse_iscsid_conf("")
+    assert empty.int_value(REPLACEMENT_TIMEOUT) == 120
+    assert not empty.from_file(REPLACEMENT_TIMEOUT)
+    tabs = parse_iscsid_conf("\tnode.session.timeo.replacement_timeout\t=\t5   # NetApp\n")
+    assert tabs.int_value(REPLACEMENT_TIMEOUT) == 5

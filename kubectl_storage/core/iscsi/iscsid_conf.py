@@ -34,11 +34,13 @@ LOGIN_TIMEOUT = "node.conn[0].timeo.login_timeout"
 NOOP_OUT_INTERVAL = "node.conn[0].timeo.noop_out_interval"
 NOOP_OUT_TIMEOUT = "node.conn[0].timeo.noop_out_timeout"
 STARTUP = "node.startup"
+REPLACEMENT_TIMEOUT = "node.session.timeo.replacement_timeout"
 
 #: open-iscsi's values for the keys the rules use, when iscsid.conf does not set them
 #: (rules.md S56: shipped etc/iscsid.conf and README). ``node.startup`` is ``manual`` without a
 #: setting: the shipped file's comment says so, and open-iscsi's idbm_node_setup_defaults()
-#: zero-fills the record, where 0 is ISCSI_STARTUP_MANUAL.
+#: zero-fills the record, where 0 is ISCSI_STARTUP_MANUAL. ``replacement_timeout`` is 120 s
+#: ("the default is 120 seconds" in the shipped file's comment, README section 8.1).
 DEFAULTS: Mapping[str, str] = {
     SCAN: "auto",
     QUEUE_DEPTH: "32",
@@ -47,6 +49,7 @@ DEFAULTS: Mapping[str, str] = {
     NOOP_OUT_INTERVAL: "5",
     NOOP_OUT_TIMEOUT: "5",
     STARTUP: "manual",
+    REPLACEMENT_TIMEOUT: "120",
 }
 
 Origin = Literal["file", "default"]

@@ -1,44 +1,53 @@
 """iSCSI / dm-multipath rules (reference/rules.md B.3), as pure functions returning Findings.
 
-Each check takes parsed data (:mod:`.multipath`, :mod:`.iscsi`, :mod:`.multipath_conf`) and
-returns ``list[Finding]``; an empty list means the rule did not fire. Rule ids are the ones of
-rules.md; ``Finding.source`` names the vendor or upstream document (the rules.md source key and
-the document). The lead calls :func:`evaluate_iscsi_node` once per node.
+Each check takes parsed data (:mod:`.multipath`, :mod:`.sessions`, :mod:`.multipath_conf`,
+:mod:`.iscsid_conf`, :mod:`.sanlun`) and returns ``list[Finding]``; an empty list means the rule
+did not fire. Rule ids are the ones of rules.md (plus MP016, this project's); the catalogue
+:data:`RULES` names each rule's sources, and every finding's ``source`` cites them. Array
+thresholds live in one table per array family (:mod:`.vendors`). The lead calls
+:func:`evaluate_iscsi_node` once per node.
 
-Implemented: MP000 MP001 MP002 MP003 MP004 MP010 MP011 MP012 MP013 MP014 MP015 MP020 MP021
+Implemented: MP000 MP001 MP002 MP003 MP004 MP010 MP011 MP012 MP013 MP014 MP015 MP016 MP020 MP021
 MP022 MP023 MP030 MP031 MP032, ISCSI001 ISCSI002 ISCSI003 ISCSI004 ISCSI005 ISCSI006 ISCSI007
-ISCSI008 ISCSI009 ISCSI010 ISCSI011 ISCSI012 ISCSI013 ISCSI015 ISCSI016. ISCSI006, ISCSI012 and
-ISCSI016 read /etc/iscsi/iscsid.conf (:mod:`.iscsid_conf`), which only seeds new node records:
-per-record values are not collected. Not implemented (need per-record node settings, or sysfs
-timeouts we do not collect yet): MP033 MP034 ISCSI014.
+ISCSI008 ISCSI009 ISCSI010 ISCSI011 ISCSI012 ISCSI013 ISCSI014 ISCSI015 ISCSI016. ISCSI006,
+ISCSI012, ISCSI014 and ISCSI016 read /etc/iscsi/iscsid.conf (:mod:`.iscsid_conf`), which only
+seeds new node records; ISCSI004 and ISCSI014 judge its ``replacement_timeout`` next to the live
+sessions' ``recovery_tmo``. ``sanlun lun show -p`` (NetApp) path states and types feed MP010,
+MP011, MP016, MP020 and MP021. Not implemented (need sysfs timeouts we do not collect yet):
+MP033 MP034.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from kubectl_storage.core.iscsi.iscsid_conf import (
-    CMDS_MAX,
-    LOGIN_TIMEOUT,
     NOOP_OUT_INTERVAL,
     NOOP_OUT_TIMEOUT,
-    QUEUE_DEPTH,
+    REPLACEMENT_TIMEOUT,
     SCAN,
     STARTUP,
     IscsidConf,
 )
-from kubectl_storage.core.iscsi.multipath import MultipathMap, MultipathPath
+from kubectl_storage.core.iscsi.multipath import MultipathMap, MultipathPath, PathGroup
 from kubectl_storage.core.iscsi.multipath_conf import MultipathConf
+from kubectl_storage.core.iscsi.sanlun import SanlunLun
 from kubectl_storage.core.iscsi.sessions import IscsiNodeRecord, IscsiSession
+from kubectl_storage.core.iscsi.vendors import ARRAYS, ArrayVendor, array_for
 from kubectl_storage.core.report.findings import Finding, Severity
 
 __all__ = [
+    "RULES",
     "SOURCES",
+    "RuleSpec",
     "check_chap",
     "check_duplicate_sessions",
     "check_hpe_iscsid_conf",
     "check_iscsid_noop_out",
+    "check_iscsid_replacement_timeout",
     "check_iscsid_scan",
     "check_multipath_conf",
     "check_multipath_map",
@@ -46,19 +55,22 @@ __all__ = [
     "check_portal_redundancy",
     "check_pure_detect_prio",
     "check_replacement_timeout",
+    "check_sanlun_luns",
     "check_session_state",
     "check_unique_initiator_names",
     "check_unmultipathed_disks",
     "evaluate_iscsi_node",
+    "rule_catalogue",
 ]
 
 SOURCES: dict[str, str] = {
+    "S45": "S45 kubernetes pkg/volume/iscsi/iscsi_util.go, pkg/volume/util/device_util_linux.go",
     "S50": "S50 multipath.conf(5), opensvc/multipath-tools multipath/multipath.conf.5.in",
     "S51": "S51 multipathd(8), multipath-tools multipathd/multipathd.8.in",
     "S52": "S52 multipath-tools libmultipath/print.c",
     "S53": "S53 multipath-tools libmultipath/hwtable.c (built-in vendor entries)",
     "S55": "S55 Red Hat DM Multipath guide, 'Multipath Command Output'",
-    "S56": "S56 open-iscsi README §8.1-8.2 and etc/iscsid.conf",
+    "S56": "S56 open-iscsi README §6 and §8.1-8.2, and etc/iscsid.conf",
     "S57": "S57 open-iscsi usr/session_info.c, usr/iscsi_sysfs.c",
     "S58": "S58 Linux drivers/scsi/scsi_transport_iscsi.c",
     "S59": "S59 Linux drivers/scsi/scsi_sysfs.c access states; "
@@ -73,52 +85,140 @@ SOURCES: dict[str, str] = {
     "S66": "S66 Pure Storage published device stanza (tripleo-deployment-configs pure-temp.yaml)",
     "S67": "S67 Portworx 'Use FlashArray as backend storage' (multipath.conf for Kubernetes)",
     "S68": "S68 HPE CSI driver node conformance (hpe-linux-config.yaml) and example multipath.conf",
-    "S45": "S45 kubernetes pkg/volume/iscsi/iscsi_util.go, pkg/volume/util/device_util_linux.go",
+    "H1": "H1 NetApp Linux Host Utilities, sanlun lun show -p "
+    "(https://docs.netapp.com/us-en/ontap-sanhost/hu-luhu-sanlun-utility.html): host path state "
+    "up/down, path type primary (the node owning the LUN) or secondary (its HA partner)",
 }
 
 
+@dataclass(frozen=True)
+class RuleSpec:
+    """One catalogue entry: the rule id, its documented severity, what it checks, its sources."""
+
+    id: str
+    severity: str
+    title: str
+    sources: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape: id, severity, title, sources (key and reference)."""
+        return {
+            "id": self.id,
+            "severity": self.severity,
+            "title": self.title,
+            "sources": [{"key": key, "ref": SOURCES[key]} for key in self.sources.split()],
+        }
+
+
+#: The iSCSI / multipath rule catalogue (rules.md B.3 with this project's changes).
+RULES: dict[str, RuleSpec] = {
+    spec.id: spec
+    for spec in (
+        RuleSpec("MP000", "error", "iSCSI in use, multipathd not installed or not running", "S63"),
+        RuleSpec("MP001", "error", "/etc/multipath.conf missing", "S62 S60"),
+        RuleSpec("MP002", "info", "defaults/overrides hide built-in vendor entries", "S62 S50 S55"),
+        RuleSpec(
+            "MP003",
+            "warn (Trident) / info",
+            "find_multipaths lets a single-path LUN stay a bare sdX (yes, on, strict, smart)",
+            "S63 S50 S55 S67",
+        ),
+        RuleSpec(
+            "MP004", "info", "user_friendly_names yes where the vendor needs no", "S67 S53 S60"
+        ),
+        RuleSpec(
+            "MP010", "error", "failed, faulty or offline path (map or sanlun)", "S51 S52 S55 H1"
+        ),
+        RuleSpec("MP011", "error", "no usable path (map or sanlun)", "S51 S52 H1"),
+        RuleSpec("MP012", "warn", "fewer than two paths", "S60 S56 S63"),
+        RuleSpec("MP013", "warn", "more paths than the vendor supports", "S60"),
+        RuleSpec("MP014", "info", "transient checker state", "S51"),
+        RuleSpec("MP015", "error", "every path ALUA standby", "S51 S59"),
+        RuleSpec(
+            "MP016",
+            "warn",
+            "ONTAP LUN with no primary path up: I/O through the HA partner (sanlun)",
+            "H1 S60",
+        ),
+        RuleSpec(
+            "MP020",
+            "warn",
+            "one path group mixing ALUA priorities or primary and secondary paths",
+            "S50 S60 S53 S66 S68 S59 H1",
+        ),
+        RuleSpec(
+            "MP021",
+            "warn (info with failback immediate)",
+            "I/O on a lower-priority group while a higher one is usable",
+            "S50 S60 S53 S66 S68 H1",
+        ),
+        RuleSpec("MP022", "info", "path_checker not the vendor's", "S50 S60 S66 S68"),
+        RuleSpec("MP023", "info", "detect_prio on for Pure FlashArray", "S65 S53"),
+        RuleSpec(
+            "MP030",
+            "warn",
+            "no_path_retry / queueing against vendor guidance",
+            "S50 S60 S53 S66 S67 S68",
+        ),
+        RuleSpec(
+            "MP031",
+            "warn",
+            "unbounded queueing with queue_without_daemon yes (unset means no)",
+            "S50",
+        ),
+        RuleSpec("MP032", "info", "deprecated features queue_if_no_path", "S50"),
+        RuleSpec("ISCSI001", "error", "session not logged in", "S58 S57 S63"),
+        RuleSpec("ISCSI002", "warn", "iscsid re-establishing the session", "S57 S56"),
+        RuleSpec("ISCSI003", "error", "connection failed or down (sysfs)", "S58"),
+        RuleSpec(
+            "ISCSI004",
+            "warn",
+            "replacement_timeout above 15 s with multipath (live sessions or iscsid.conf)",
+            "S56 S61 S68 S58",
+        ),
+        RuleSpec("ISCSI005", "info", "short replacement_timeout without multipath", "S56"),
+        RuleSpec("ISCSI006", "warn", "NOP-Out pings off with multipathed sessions", "S56 S68"),
+        RuleSpec("ISCSI007", "warn/info", "no CHAP or one-way CHAP", "S64 S56 S58"),
+        RuleSpec("ISCSI008", "error/warn", "iSCSI disk used without multipath", "S45 S51 S63"),
+        RuleSpec("ISCSI009", "warn", "duplicate sessions", "S56 S68 S57"),
+        RuleSpec("ISCSI010", "warn", "one portal while the node DB lists several", "S56 S60"),
+        RuleSpec("ISCSI011", "error", "InitiatorName shared by nodes", "S63"),
+        RuleSpec("ISCSI012", "warn", "node.session.scan not manual on a Trident node", "S63"),
+        RuleSpec("ISCSI013", "error", "SCSI device not running", "S57 S52"),
+        RuleSpec(
+            "ISCSI014",
+            "info",
+            "iscsid.conf replacement_timeout differs from the live sessions'",
+            "S56 S58",
+        ),
+        RuleSpec("ISCSI015", "warn", "iSCSI in use, iscsid not running", "S63"),
+        RuleSpec("ISCSI016", "info", "iscsid.conf below the HPE CSI values", "S68 S56"),
+    )
+}
+
+
+def rule_catalogue() -> list[dict[str, Any]]:
+    """Every iSCSI/multipath rule with its severity, title and resolved sources (JSON shape)."""
+    return [spec.to_dict() for spec in RULES.values()]
+
+
 def _source(*keys: str) -> str:
-    return "; ".join(SOURCES[key] for key in keys)
+    unique = dict.fromkeys(key for group in keys for key in group.split())
+    return "; ".join(SOURCES[key] for key in unique)
 
 
 def _finding(rule: str, severity: Severity, message: str, fix: str, *keys: str) -> Finding:
-    return Finding(id=rule, severity=severity, message=message, fix=fix, source=_source(*keys))
+    """A finding citing ``keys`` (default: the rule's catalogue sources)."""
+    cited = keys or (RULES[rule].sources,)
+    return Finding(id=rule, severity=severity, message=message, fix=fix, source=_source(*cited))
 
 
-# --- vendor knowledge (rules.md B.4) ------------------------------------------------------------
+# --- path health ---------------------------------------------------------------------------------
 
 _BAD_CHECKER = {"faulty", "shaky", "i/o timeout", "disconnected"}
 _TRANSIENT_CHECKER = {"i/o pending", "delayed"}
 _USABLE_CHECKER = {"ready", "ghost"}
-
-
-def _vendor_key(vendor: str, product: str) -> str | None:
-    """Which B.4 vendor profile a map belongs to, if any."""
-    vendor, product = vendor.strip().upper(), product.strip().upper()
-    if vendor == "NETAPP" and product.startswith("LUN"):
-        return "netapp"
-    if vendor == "PURE":
-        return "pure"
-    if vendor == "DELLEMC" and product.startswith("POWERSTORE"):
-        return "powerstore"
-    if vendor == "NIMBLE":
-        return "nimble"
-    return None
-
-
-_VENDOR_NO_PATH_RETRY = {
-    "netapp": ({"queue"}, "queue", "S60"),
-    "pure": ({"0", "fail"}, "0", "S66"),
-    "powerstore": ({"3"}, "3", "S53"),
-    "nimble": ({"30"}, "30", "S68"),
-}
-
-_VENDOR_NAMES = {
-    "netapp": "NetApp ONTAP",
-    "pure": "Pure FlashArray",
-    "powerstore": "Dell PowerStore",
-    "nimble": "HPE Nimble",
-}
+_PRIMARY, _SECONDARY = "primary", "secondary"
 
 
 def _is_usable(path: MultipathPath) -> bool:
@@ -134,6 +234,28 @@ def _has_state_info(path: MultipathPath) -> bool:
     return path.path_state != "undef"
 
 
+def _is_bad(path: MultipathPath) -> bool:
+    return _has_state_info(path) and (
+        path.dm_state == "failed"
+        or path.path_state in _BAD_CHECKER
+        or path.online_state == "offline"
+    )
+
+
+def _map_name(mpath: MultipathMap) -> str:
+    return f"{mpath.name} ({mpath.dm or 'no dm'}, {mpath.vendor},{mpath.product})"
+
+
+def _has_no_usable_path(mpath: MultipathMap) -> bool:
+    """MP011's condition: the daemon counts no active path, or every judged path is unusable."""
+    if not mpath.paths:
+        return False
+    if mpath.active_paths is not None:
+        return mpath.active_paths == 0
+    judged = [path for path in mpath.paths if _has_state_info(path)]
+    return bool(judged) and not any(_is_usable(path) for path in judged)
+
+
 # --- per-map checks (MP010-MP015, MP020, MP021) --------------------------------------------------
 
 
@@ -142,6 +264,7 @@ def check_multipath_map(
     *,
     access_states: Mapping[str, str] | None = None,
     failback: str | None = None,
+    path_types: Mapping[str, str] | None = None,
 ) -> list[Finding]:
     """Path count, path health and ALUA grouping of one map (MP010-MP015, MP020, MP021).
 
@@ -151,19 +274,15 @@ def check_multipath_map(
             ``/sys/block/sdX/device/access_state`` (for MP020 when path priorities are unknown).
         failback: effective failback when known from elsewhere (config); the map's own JSON
             ``failback`` is used first.
+        path_types: optional ``{"sdb": "primary", "sdc": "secondary"}`` from ``sanlun lun show
+            -p`` (ONTAP's ALUA view: primary paths reach the node owning the LUN).
     """
     findings: list[Finding] = []
-    name = f"{mpath.name} ({mpath.dm or 'no dm'}, {mpath.vendor},{mpath.product})"
+    name = _map_name(mpath)
     paths = mpath.paths
     judged = [path for path in paths if _has_state_info(path)]
-    bad = [
-        path
-        for path in judged
-        if path.dm_state == "failed"
-        or path.path_state in _BAD_CHECKER
-        or path.online_state == "offline"
-    ]
-    usable = [path for path in judged if _is_usable(path)]
+    bad = [path for path in judged if _is_bad(path)]
+    array = array_for(mpath.vendor, mpath.product)
     if bad:
         devices = ", ".join(
             f"{p.dev or p.hctl or '?'} ({p.dm_state} {p.path_state} {p.online_state})" for p in bad
@@ -174,13 +293,10 @@ def check_multipath_map(
                 Severity.ERROR,
                 f"{name}: {len(bad)} of {len(paths)} paths failed: {devices}",
                 "Check the iSCSI session, network link and array port; `multipathd show paths`",
-                "S51",
-                "S52",
-                "S55",
+                "S51 S52 S55",
             )
         )
-    no_paths_active = mpath.active_paths == 0 if mpath.active_paths is not None else None
-    if paths and (no_paths_active or (judged and not usable and no_paths_active is None)):
+    if _has_no_usable_path(mpath):
         findings.append(
             _finding(
                 "MP011",
@@ -188,8 +304,7 @@ def check_multipath_map(
                 f"{name}: no usable path; I/O is queued or failing "
                 f"(queueing {mpath.queueing or 'unknown'})",
                 "Restore at least one path; see MP030 about queueing",
-                "S51",
-                "S52",
+                "S51 S52",
             )
         )
     if len(paths) < 2:
@@ -200,20 +315,18 @@ def check_multipath_map(
                 f"{name}: {len(paths)} path(s); a single path gives no failover",
                 "Log in to at least two portals or ifaces (or add zoning) "
                 "so each LUN has >= 2 paths",
-                "S60",
-                "S56",
-                "S63",
             )
         )
-    if _vendor_key(mpath.vendor, mpath.product) == "netapp" and len(paths) > 4:
+    if array is not None and array.max_paths is not None and len(paths) > array.max_paths:
         findings.append(
             _finding(
                 "MP013",
                 Severity.WARN,
-                f"{name}: {len(paths)} paths; ONTAP: a single LUN "
-                "shouldn't require more than four paths",
-                "Reduce portals/ifaces or use portsets so each LUN has at most 4 paths",
-                "S60",
+                f"{name}: {len(paths)} paths; {array.name}: a single LUN "
+                f"shouldn't require more than {array.max_paths} paths",
+                f"Reduce portals/ifaces or use portsets so each LUN has at most "
+                f"{array.max_paths} paths",
+                array.source("max_paths"),
             )
         )
     transient = [path for path in paths if path.path_state in _TRANSIENT_CHECKER]
@@ -224,7 +337,6 @@ def check_multipath_map(
                 Severity.INFO,
                 f"{name}: checker state transient on {', '.join(p.dev or '?' for p in transient)}",
                 "Re-sample before alerting",
-                "S51",
             )
         )
     ghosts = [path for path in judged if path.path_state == "ghost"]
@@ -239,79 +351,180 @@ def check_multipath_map(
                 Severity.ERROR,
                 f"{name}: every path is ALUA standby (ghost); no active path",
                 "Investigate the array's ALUA state (controller failover in progress?)",
-                "S51",
-                "S59",
             )
         )
-    findings.extend(_check_alua_grouping(mpath, name, access_states or {}))
-    findings.extend(_check_failback(mpath, name, mpath.failback or failback))
+    types = path_types or {}
+    findings.extend(_check_alua_grouping(mpath, name, access_states or {}, types))
+    findings.extend(_check_active_group(mpath, name, mpath.failback or failback, types))
     return findings
 
 
+def _types_of(group: PathGroup, types: Mapping[str, str]) -> set[str]:
+    return {types[path.dev] for path in group.paths if path.dev and path.dev in types}
+
+
 def _check_alua_grouping(
-    mpath: MultipathMap, name: str, access_states: Mapping[str, str]
+    mpath: MultipathMap, name: str, access_states: Mapping[str, str], types: Mapping[str, str]
 ) -> list[Finding]:
-    """MP020: one path group while paths differ in priority or ALUA access state."""
+    """MP020: one path group (multibus) mixing ALUA priorities, access states or primary and
+    secondary paths, so I/O is spread over the HA partner's non-optimized paths too."""
     if len(mpath.path_groups) != 1 or len(mpath.paths) < 2:
         return []
-    prios = {path.prio for path in mpath.paths if path.prio is not None}
-    states = {access_states[p.dev] for p in mpath.paths if p.dev and p.dev in access_states}
+    (group,) = mpath.path_groups
+    # Priorities of paths that work: a failed path reports a low priority on symmetric arrays too.
+    prios = {path.prio for path in group.paths if path.prio is not None and _is_usable(path)}
+    states = {access_states[p.dev] for p in group.paths if p.dev and p.dev in access_states}
     asymmetric_states = "active/optimized" in states and bool(
         states & {"active/non-optimized", "standby"}
     )
-    if len(prios) < 2 and not ("alua" in mpath.hwhandler and asymmetric_states):
+    mixed_types = {_PRIMARY, _SECONDARY} <= _types_of(group, types)
+    if len(prios) >= 2:
+        evidence = f"path priorities {sorted(prios)}"
+    elif "alua" in mpath.hwhandler and asymmetric_states:
+        evidence = f"access states {sorted(states)}"
+    elif mixed_types:
+        evidence = "primary and secondary paths (sanlun)"
+    else:
         return []
-    evidence = (
-        f"path priorities {sorted(prios)}" if len(prios) >= 2 else f"access states {sorted(states)}"
-    )
     return [
         _finding(
             "MP020",
             Severity.WARN,
             f"{name}: all paths in one group on an asymmetric (ALUA) array ({evidence}); "
-            "I/O also goes "
-            "over non-optimized paths",
+            "I/O also goes over non-optimized paths through the HA partner",
             "path_grouping_policy group_by_prio with the vendor prioritizer (alua, ontap, sysfs)",
-            "S50",
-            "S60",
-            "S53",
-            "S66",
-            "S68",
-            "S59",
         )
     ]
 
 
-def _check_failback(mpath: MultipathMap, name: str, failback: str | None) -> list[Finding]:
-    """MP021: I/O stays on a lower-priority group while failback is not immediate."""
-    if failback is None or failback == "immediate" or len(mpath.path_groups) < 2:
+def _check_active_group(
+    mpath: MultipathMap, name: str, failback: str | None, types: Mapping[str, str]
+) -> list[Finding]:
+    """MP021: the active group is a lower-priority one (or holds only secondary paths) while a
+    better group has usable paths: I/O goes through the non-optimized paths (the HA partner).
+
+    The state is the finding whatever the failback policy: with ``failback immediate`` it should
+    last one checker interval at most (info: re-sample), otherwise it lasts until someone
+    switches groups (warn).
+    """
+    if len(mpath.path_groups) < 2:
         return []
     active = [group for group in mpath.path_groups if group.status == "active"]
-    if not active or active[0].prio is None:
-        return []
-    better = [
-        group
-        for group in mpath.path_groups
-        if group.prio is not None
-        and group.prio > active[0].prio
-        and any(_is_usable(p) for p in group.paths)
-    ]
+    if not active or not any(_is_usable(path) for path in active[0].paths):
+        return []  # no I/O through it: MP010/MP011 tell what is wrong
+    current = active[0]
+    better: list[PathGroup] = []
+    evidence = ""
+    if current.prio is not None:
+        better = [
+            group
+            for group in mpath.path_groups
+            if group.prio is not None
+            and group.prio > current.prio
+            and any(_is_usable(path) for path in group.paths)
+        ]
+        if better:
+            evidence = f"active group prio {current.prio} < usable group prio {better[0].prio}"
+    if not better and _types_of(current, types) == {_SECONDARY}:
+        better = [
+            group
+            for group in mpath.path_groups
+            if group is not current
+            and _PRIMARY in _types_of(group, types)
+            and any(_is_usable(path) for path in group.paths)
+        ]
+        if better:
+            evidence = "the active group has only secondary paths while primary paths are usable"
     if not better:
         return []
+    immediate = failback == "immediate"
     return [
         _finding(
             "MP021",
-            Severity.WARN,
-            f"{name}: active group prio {active[0].prio} < usable group prio {better[0].prio} "
-            f"and failback is {failback}",
-            "failback immediate",
-            "S50",
-            "S60",
-            "S53",
-            "S66",
-            "S68",
+            Severity.INFO if immediate else Severity.WARN,
+            f"{name}: I/O goes through the lower-priority paths ({evidence}); failback is "
+            f"{failback or 'unknown'}",
+            "Re-sample: failback immediate should switch back at the next path check; if it "
+            "stays, check the array's ALUA state"
+            if immediate
+            else "failback immediate (or `multipathd switchgroup map <map> group <n>`)",
         )
     ]
+
+
+# --- sanlun (MP010, MP011, MP016) --------------------------------------------------------------
+
+
+def _map_for_lun(lun: SanlunLun, maps: Sequence[MultipathMap]) -> MultipathMap | None:
+    for mpath in maps:
+        names = {mpath.wwid, mpath.alias, mpath.dm} - {None}
+        if lun.host_device in names or (lun.dm_device is not None and lun.dm_device == mpath.dm):
+            return mpath
+    return None
+
+
+def check_sanlun_luns(
+    luns: Sequence[SanlunLun], maps: Sequence[MultipathMap] = ()
+) -> list[Finding]:
+    """ONTAP's view of each LUN's paths (``sanlun lun show -p``): MP010 for a path not ``up``,
+    MP011 when none is up, MP016 when no primary path is up (I/O through the HA partner).
+
+    A path the LUN's multipath map already reports failed, or a map already without a usable
+    path, is not reported twice.
+    """
+    findings: list[Finding] = []
+    for lun in luns:
+        if not lun.paths:
+            continue
+        name = f"ONTAP LUN {lun.vserver}:{lun.lun_path}" + (
+            f" ({lun.host_device})" if lun.host_device else ""
+        )
+        mpath = _map_for_lun(lun, maps)
+        known_bad = {p.dev for p in mpath.paths if _is_bad(p)} if mpath else set()
+        up = [path for path in lun.paths if path.state.lower() == "up"]
+        down = [path for path in lun.paths if path.state.lower() != "up"]
+        if not up:
+            if mpath is None or not _has_no_usable_path(mpath):
+                findings.append(
+                    _finding(
+                        "MP011",
+                        Severity.ERROR,
+                        f"{name}: no path up ({', '.join(f'{p.device} {p.state}' for p in down)})",
+                        "Restore at least one path: check the sessions and the LIFs",
+                        "H1 S51",
+                    )
+                )
+            continue
+        unreported = [path for path in down if path.device not in known_bad]
+        if unreported:
+            shown = ", ".join(f"{p.device} ({p.path_type} {p.state})" for p in unreported)
+            findings.append(
+                _finding(
+                    "MP010",
+                    Severity.ERROR,
+                    f"{name}: {len(down)} of {len(lun.paths)} paths not up: {shown}",
+                    "Check the iSCSI session and the LIF of each path that is down",
+                    "H1 S51",
+                )
+            )
+        if not any(path.path_type.lower() == _PRIMARY for path in up):
+            primaries = [p for p in lun.paths if p.path_type.lower() == _PRIMARY]
+            what = (
+                ", ".join(f"{p.device} {p.state}" for p in primaries)
+                if primaries
+                else "none listed"
+            )
+            findings.append(
+                _finding(
+                    "MP016",
+                    Severity.WARN,
+                    f"{name}: no primary path up (primary: {what}); I/O goes through the HA "
+                    "partner's secondary paths",
+                    "Restore the paths to the node owning the LUN (sessions to its LIFs), or move "
+                    "the LUN's volume to the node the host reaches",
+                )
+            )
+    return findings
 
 
 # --- daemon and configuration (MP000-MP004, MP022, MP030-MP032) ---------------------------------
@@ -340,7 +553,6 @@ def check_multipathd_presence(
                 f"iSCSI sessions exist but multipathd is {what}: no failover",
                 "Install multipath-tools/device-mapper-multipath; "
                 "`systemctl enable --now multipathd`",
-                "S63",
             )
         )
     if conf_present is False:
@@ -350,8 +562,6 @@ def check_multipathd_presence(
                 Severity.ERROR,
                 "/etc/multipath.conf is missing; the multipath daemon needs it to start",
                 "`touch /etc/multipath.conf` (ONTAP built-ins suffice) or `mpathconf --enable`",
-                "S62",
-                "S60",
             )
         )
     return findings
@@ -369,6 +579,10 @@ _MP002_KEYS = (
     "fast_io_fail_tmo",
 )
 
+#: find_multipaths values that multipath every path, even a LUN's only one (multipath.conf(5):
+#: ``greedy``; ``no``/``off``: multipathd behaves like greedy).
+_FIND_MULTIPATHS_ALL = {"no", "off", "greedy"}
+
 
 def _effective(conf: MultipathConf, key: str, vendor: str, product: str) -> str | None:
     """Config value by precedence overrides > devices > defaults (built-ins not known here)."""
@@ -383,6 +597,26 @@ def _effective(conf: MultipathConf, key: str, vendor: str, product: str) -> str 
     return None
 
 
+def _unbounded_queueing(conf: MultipathConf) -> list[str]:
+    """Where the files configure queueing that never stops: ``no_path_retry queue``, or the
+    deprecated ``features queue_if_no_path`` in a section that does not set ``no_path_retry``
+    (which takes precedence over the feature, multipath.conf(5)); overrides beat both."""
+    where: list[str] = []
+    override_retry = conf.overrides.get("no_path_retry")
+    sections = [("defaults", conf.defaults), ("overrides", conf.overrides)] + [
+        (f"device {stanza.get('vendor') or '?'}", stanza) for stanza in conf.devices
+    ]
+    for label, section in sections:
+        retry = section.get("no_path_retry")
+        if label != "overrides" and override_retry is not None:
+            retry = override_retry
+        if retry == "queue" or (
+            retry is None and "queue_if_no_path" in (section.get("features") or "")
+        ):
+            where.append(label)
+    return where
+
+
 def check_multipath_conf(
     conf: MultipathConf, maps: Sequence[MultipathMap] = (), *, trident: bool = False
 ) -> list[Finding]:
@@ -394,107 +628,86 @@ def check_multipath_conf(
         trident: the node runs Trident (MP003 becomes a warning).
     """
     findings: list[Finding] = []
-    vendors = {(m.vendor, m.product): _vendor_key(m.vendor, m.product) for m in maps}
-    builtin_vendors = {key for key in vendors.values() if key}
+    present = {(m.vendor, m.product): array_for(m.vendor, m.product) for m in maps}
+    builtin = {array.name for array in present.values() if array is not None}
     for section_name, section in (("defaults", conf.defaults), ("overrides", conf.overrides)):
         overridden = [key for key in _MP002_KEYS if section.get(key) is not None]
-        if overridden and builtin_vendors:
+        if overridden and builtin:
             findings.append(
                 _finding(
                     "MP002",
                     Severity.INFO,
                     f"multipath.conf {section_name} sets {', '.join(overridden)} while LUNs of "
-                    f"{', '.join(sorted(_VENDOR_NAMES[v] for v in builtin_vendors))} "
-                    "(built-in entries) are present",
+                    f"{', '.join(sorted(builtin))} (built-in entries) are present",
                     "Move these settings into a devices { device { vendor … product … } } stanza",
-                    "S62",
-                    "S50",
-                    "S55",
                 )
             )
     find_multipaths = conf.defaults.get("find_multipaths")
-    if find_multipaths is not None and find_multipaths not in {"no", "off"}:
+    if find_multipaths is not None and find_multipaths not in _FIND_MULTIPATHS_ALL:
         findings.append(
             _finding(
                 "MP003",
                 Severity.WARN if trident else Severity.INFO,
                 f"find_multipaths is {find_multipaths!r}: a new LUN with one path at attach "
-                "time may be "
-                "used as a bare sdX",
+                "time may be used as a bare sdX",
                 "Trident: `find_multipaths no` under defaults; others: the vendor value",
-                "S63",
-                "S50",
-                "S55",
-                "S67",
             )
         )
-    for (vendor, product), key in vendors.items():
-        if key not in {"pure", "netapp"}:
+    for (vendor, product), array in present.items():
+        if array is None:
             continue
         ufn = _effective(conf, "user_friendly_names", vendor, product)
-        if ufn == "yes":
+        if array.user_friendly_names_no and ufn == "yes":
             findings.append(
                 _finding(
                     "MP004",
                     Severity.INFO,
                     f"user_friendly_names yes applies to {vendor},{product}; "
-                    "the vendor requires no",
+                    f"{array.name} requires no",
                     "Set `user_friendly_names no` in the device stanza",
-                    "S67",
-                    "S53",
-                    "S60",
+                    array.source("user_friendly_names_no") or RULES["MP004"].sources,
                 )
             )
         checker = _effective(conf, "path_checker", vendor, product)
-        if checker is not None and checker != "tur":
+        if array.path_checker and checker is not None and checker != array.path_checker:
             findings.append(
                 _finding(
                     "MP022",
                     Severity.INFO,
-                    f"path_checker {checker} for {vendor},{product}; tur is the "
-                    "recommended asynchronous checker",
-                    "path_checker tur",
-                    "S50",
-                    "S60",
-                    "S66",
-                    "S68",
+                    f"path_checker {checker} for {vendor},{product}; {array.path_checker} is "
+                    f"the {array.name} checker (asynchronous)",
+                    f"path_checker {array.path_checker}",
+                    array.source("path_checker") or RULES["MP022"].sources,
                 )
             )
-    for (vendor, product), key in vendors.items():
-        if key is None:
-            continue
-        allowed, wanted, src = _VENDOR_NO_PATH_RETRY[key]
         value = _effective(conf, "no_path_retry", vendor, product)
-        if value is not None and value not in allowed:
+        if (
+            array.no_path_retry_wanted is not None
+            and value is not None
+            and value not in array.no_path_retry_allowed
+        ):
             findings.append(
                 _finding(
                     "MP030",
                     Severity.WARN,
                     f"no_path_retry {value} for {vendor},{product}; "
-                    f"{_VENDOR_NAMES[key]} guidance is {wanted}",
-                    f"no_path_retry {wanted} in a devices stanza for {vendor}",
-                    src,
-                    "S50",
+                    f"{array.name} guidance is {array.no_path_retry_wanted}",
+                    f"no_path_retry {array.no_path_retry_wanted} in a devices stanza for {vendor}",
+                    array.source("no_path_retry"),
                 )
             )
-    queue_configured = (
-        conf.defaults.get("no_path_retry") == "queue"
-        or any(stanza.get("no_path_retry") == "queue" for stanza in conf.devices)
-        or any(
-            "queue_if_no_path" in (section.get("features") or "")
-            for section in (conf.defaults, conf.overrides)
-        )
-    )
-    if queue_configured and conf.defaults.get("queue_without_daemon") != "no":
+    queueing = _unbounded_queueing(conf)
+    # multipath.conf(5): queue_without_daemon "The default is: no"; only an explicit yes keeps
+    # queueing on once multipathd has stopped.
+    if queueing and (conf.defaults.get("queue_without_daemon") or "no").lower() == "yes":
         findings.append(
             _finding(
                 "MP031",
                 Severity.WARN,
-                "unbounded queueing (no_path_retry queue / queue_if_no_path) without "
-                "queue_without_daemon no: processes can hang unkillable when all paths are down",
-                "queue_without_daemon no; prefer a bounded no_path_retry N "
+                f"unbounded queueing ({', '.join(queueing)}) with queue_without_daemon yes: "
+                "processes can hang unkillable when all paths are down and multipathd has stopped",
+                "queue_without_daemon no (the default); prefer a bounded no_path_retry N "
                 "unless the vendor requires queue",
-                "S50",
             )
         )
     feature_sections = [
@@ -514,7 +727,6 @@ def check_multipath_conf(
                 "deprecated, superseded "
                 "by no_path_retry",
                 "Use no_path_retry instead",
-                "S50",
             )
         )
     return findings
@@ -522,14 +734,10 @@ def check_multipath_conf(
 
 def _check_map_queueing(mpath: MultipathMap) -> list[Finding]:
     """MP030 from the live map (multipathd JSON ``queueing``)."""
-    key = _vendor_key(mpath.vendor, mpath.product)
-    if key not in {"netapp", "pure"} or mpath.queueing is None:
+    array = array_for(mpath.vendor, mpath.product)
+    if array is None or array.live_queueing is None or mpath.queueing is None:
         return []
-    if key == "netapp" and mpath.queueing != "on":
-        wanted = "queue (queueing on)"
-    elif key == "pure" and mpath.queueing != "off":
-        wanted = "0 (queueing off)"
-    else:
+    if mpath.queueing == array.live_queueing:
         return []
     return [
         _finding(
@@ -537,16 +745,16 @@ def _check_map_queueing(mpath: MultipathMap) -> list[Finding]:
             Severity.WARN,
             f"{mpath.name} ({mpath.vendor},{mpath.product}): queueing {mpath.queueing}; "
             "vendor guidance is "
-            f"no_path_retry {wanted}",
+            f"no_path_retry {array.no_path_retry_wanted} (queueing {array.live_queueing})",
             "Use the vendor no_path_retry in a devices stanza",
-            "S60" if key == "netapp" else "S66",
-            "S50",
+            array.source("no_path_retry"),
         )
     ]
 
 
 def check_pure_detect_prio(conf: MultipathConf, maps: Sequence[MultipathMap] = ()) -> list[Finding]:
-    """MP023: a Pure FlashArray map while multipath.conf turns ``detect_prio`` on.
+    """MP023: a map of an array that requires ``detect_prio no`` (Pure FlashArray) while
+    multipath.conf turns it on.
 
     Limitation: :mod:`.multipath_conf` knows only the files, not the built-in hwtable, so the
     value is resolved as overrides > matching device stanza > defaults (:func:`_effective`). A
@@ -558,7 +766,8 @@ def check_pure_detect_prio(conf: MultipathConf, maps: Sequence[MultipathMap] = (
     seen: set[tuple[str, str]] = set()
     for mpath in maps:
         key = (mpath.vendor, mpath.product)
-        if _vendor_key(*key) != "pure" or key in seen:
+        array = array_for(*key)
+        if array is None or not array.detect_prio_no or key in seen:
             continue
         seen.add(key)
         value = _effective(conf, "detect_prio", *key)
@@ -576,11 +785,10 @@ def check_pure_detect_prio(conf: MultipathConf, maps: Sequence[MultipathMap] = (
                 "MP023",
                 Severity.INFO,
                 f"detect_prio {value} for {mpath.vendor},{mpath.product} from {where}; "
-                "Pure requires no, otherwise the sysfs prioritizer replaces alua and array "
-                "firmware updates can go wrong",
-                'detect_prio "no" in the PURE device stanza',
-                "S65",
-                "S53",
+                f"{array.name} requires no, otherwise the sysfs prioritizer replaces alua and "
+                "array firmware updates can go wrong",
+                f'detect_prio "no" in the {array.vendor} device stanza',
+                array.source("detect_prio_no"),
             )
         )
     return findings
@@ -589,7 +797,6 @@ def check_pure_detect_prio(conf: MultipathConf, maps: Sequence[MultipathMap] = (
 # --- session checks (ISCSI001-ISCSI010, ISCSI013) -----------------------------------------------
 
 _LOGGED_IN = {"LOGGED_IN", "LOGGED IN"}
-_CONN_UP = {"LOGGED IN", "LOGGED_IN", "up"}
 
 
 def _session_name(session: IscsiSession) -> str:
@@ -615,9 +822,6 @@ def check_session_state(session: IscsiSession) -> list[Finding]:
                 Severity.ERROR,
                 f"{name}: session {session.session_state}, connection {session.connection_state}",
                 "Check portal reachability and CHAP; `iscsiadm -m node -T … -p … -u` then `-l`",
-                "S58",
-                "S57",
-                "S63",
             )
         )
     if session.internal_session_state in {"REOPEN", "CLEANUP", "REDIRECT"}:
@@ -627,8 +831,6 @@ def check_session_state(session: IscsiSession) -> list[Finding]:
                 Severity.WARN,
                 f"{name}: iscsid internal state {session.internal_session_state} (re-establishing)",
                 "Re-sample; inspect the kernel log for `detected conn error`",
-                "S57",
-                "S56",
             )
         )
     if session.source == "sysfs" and session.connection_state in {"failed", "down"}:
@@ -638,7 +840,6 @@ def check_session_state(session: IscsiSession) -> list[Finding]:
                 Severity.ERROR,
                 f"{name}: connection state {session.connection_state}",
                 "Check portal reachability and CHAP; re-login the session",
-                "S58",
             )
         )
     for disk in session.disks:
@@ -649,8 +850,6 @@ def check_session_state(session: IscsiSession) -> list[Finding]:
                     Severity.ERROR,
                     f"{name}: SCSI device {disk.disk or disk.hctl} is {disk.state}",
                     "Rescan (`iscsiadm -m session -r SID -R`) or re-login",
-                    "S57",
-                    "S52",
                 )
             )
     return findings
@@ -660,26 +859,51 @@ def _multipathed_devices(maps: Iterable[MultipathMap]) -> set[str]:
     return {path.dev for mpath in maps for path in mpath.paths if path.dev}
 
 
-def check_replacement_timeout(session: IscsiSession, multipathed: bool) -> list[Finding]:
-    """ISCSI004 (multipathed and replacement_timeout > 15 s) and ISCSI005 (single path, < 120 s)."""
+#: The longest replacement_timeout open-iscsi advises with multipath ("5 to 15 seconds", S56).
+_MULTIPATH_REPLACEMENT_TIMEOUT_MAX = 15
+
+
+def _vendor_timeouts(arrays: Iterable[ArrayVendor] = ARRAYS) -> str:
+    """``NetApp 5, HPE 10`` from the array table."""
+    return ", ".join(
+        f"{array.name.split()[0]} {array.replacement_timeout}"
+        for array in arrays
+        if array.replacement_timeout is not None
+    )
+
+
+def check_replacement_timeout(
+    session: IscsiSession, multipathed: bool, *, conf: IscsidConf | None = None
+) -> list[Finding]:
+    """ISCSI004 (multipathed and replacement_timeout > 15 s) and ISCSI005 (single path, < 120 s).
+
+    With the node's iscsid.conf the finding says what it holds: when the file already has a
+    short value, the fix is updating the existing node records (the file only seeds new ones).
+    """
     timeout = session.recovery_timeout_s
     if timeout is None:
         return []
     name = _session_name(session)
-    if multipathed and timeout > 15:
+    if multipathed and timeout > _MULTIPATH_REPLACEMENT_TIMEOUT_MAX:
+        configured = conf.int_value(REPLACEMENT_TIMEOUT) if conf is not None else None
+        record_only = configured is not None and configured <= _MULTIPATH_REPLACEMENT_TIMEOUT_MAX
+        fix = (
+            f"iscsid.conf already sets {configured}; it only seeds new node records: "
+            "`iscsiadm -m node -o update -n node.session.timeo.replacement_timeout "
+            f"-v {configured}`, then re-login"
+            if record_only
+            else f"Set node.session.timeo.replacement_timeout ({_vendor_timeouts()}) in "
+            "iscsid.conf and `iscsiadm -m node -o update -n "
+            "node.session.timeo.replacement_timeout -v 5`, then re-login"
+        )
+        shown = f" (iscsid.conf: {configured})" if configured is not None else ""
         return [
             _finding(
                 "ISCSI004",
                 Severity.WARN,
                 f"{name}: replacement_timeout {timeout}s delays multipath failover "
-                "(5-15s recommended)",
-                "Set node.session.timeo.replacement_timeout (NetApp 5, HPE 10) in iscsid.conf and "
-                "`iscsiadm -m node -o update -n node.session.timeo.replacement_timeout -v 5`, "
-                "then re-login",
-                "S56",
-                "S61",
-                "S68",
-                "S58",
+                f"(5-15s recommended){shown}",
+                fix,
             )
         ]
     if not multipathed and session.disks and timeout < 120:
@@ -690,10 +914,72 @@ def check_replacement_timeout(session: IscsiSession, multipathed: bool) -> list[
                 f"{name}: LUNs not multipathed and replacement_timeout {timeout}s: a single path "
                 "should keep I/O longer (default 120s)",
                 "Add a second path (see MP012) rather than lowering the timeout",
-                "S56",
             )
         ]
     return []
+
+
+def check_iscsid_replacement_timeout(
+    conf: IscsidConf,
+    sessions: Sequence[IscsiSession],
+    multipathed: Mapping[int | None, bool],
+) -> list[Finding]:
+    """iscsid.conf's ``node.session.timeo.replacement_timeout`` next to the live sessions' values.
+
+    * ISCSI004 (iscsid.conf): multipathed sessions exist, they all run 15 s or less, but the file
+      gives new node records more (the shipped 120): a LUN discovered later fails over slowly.
+    * ISCSI014: the file sets a value the live sessions do not run, where ISCSI004 does not
+      already say so: the records predate the edit, and a re-login keeps the record's value.
+
+    Args:
+        conf: parsed iscsid.conf.
+        sessions: the live sessions (``recovery_tmo`` is their replacement_timeout).
+        multipathed: per session id, whether its LUNs are multipathed.
+    """
+    setting = conf.get(REPLACEMENT_TIMEOUT)
+    configured = setting.as_int() if setting is not None else None
+    if configured is None:
+        return []
+    limit = _MULTIPATH_REPLACEMENT_TIMEOUT_MAX
+    known = [s for s in sessions if s.recovery_timeout_s is not None]
+    multi = [s for s in known if multipathed.get(s.sid)]
+    flagged = {s.sid for s in multi if (s.recovery_timeout_s or 0) > limit}
+    shown = f"{REPLACEMENT_TIMEOUT} = {configured}" + (
+        "" if conf.from_file(REPLACEMENT_TIMEOUT) else " (default)"
+    )
+    findings: list[Finding] = []
+    conf_side = bool(multi) and not flagged and configured > limit
+    if conf_side:
+        runs = sorted({t for s in multi if (t := s.recovery_timeout_s) is not None})
+        findings.append(
+            _finding(
+                "ISCSI004",
+                Severity.WARN,
+                f"multipathed sessions run {', '.join(f'{t}s' for t in runs)}, but "
+                f"iscsid.conf has {shown}: node records created later (a new LUN or portal) "
+                "fail over slowly",
+                f"Set node.session.timeo.replacement_timeout in /etc/iscsi/iscsid.conf "
+                f"({_vendor_timeouts()}; 5-15 with multipath)",
+            )
+        )
+    if conf.from_file(REPLACEMENT_TIMEOUT) and not conf_side:
+        differing = [
+            s for s in known if s.recovery_timeout_s != configured and s.sid not in flagged
+        ]
+        if differing:
+            values = ", ".join(f"{s.sid}: {s.recovery_timeout_s}s" for s in differing)
+            findings.append(
+                _finding(
+                    "ISCSI014",
+                    Severity.INFO,
+                    f"iscsid.conf sets {shown}, but sessions run other values ({values}): their "
+                    "node records were created before the file changed, and a re-login keeps "
+                    "the record's value",
+                    "`iscsiadm -m node -T <target> -p <portal> -o update -n "
+                    f"node.session.timeo.replacement_timeout -v {configured}`, then re-login",
+                )
+            )
+    return findings
 
 
 def check_chap(session: IscsiSession) -> list[Finding]:
@@ -706,9 +992,6 @@ def check_chap(session: IscsiSession) -> list[Finding]:
                 Severity.WARN,
                 f"{name}: no CHAP authentication",
                 "Enable bidirectional CHAP (Trident `useCHAP: true`, or array + iscsid.conf CHAP)",
-                "S64",
-                "S56",
-                "S58",
             )
         ]
     if session.chap_enabled and session.chap_mutual is False:
@@ -718,9 +1001,6 @@ def check_chap(session: IscsiSession) -> list[Finding]:
                 Severity.INFO,
                 f"{name}: one-way CHAP only (target not authenticated)",
                 "Use bidirectional CHAP",
-                "S64",
-                "S56",
-                "S58",
             )
         ]
     return []
@@ -753,9 +1033,6 @@ def check_unmultipathed_disks(
                     f"{_session_name(session)}: {disk.disk} (LUN {disk.lun}) "
                     "has no dm-multipath holder" + (" and is in use" if in_use is not None else ""),
                     "Fix MP000/MP003, then `multipath -a <wwid>`, rescan and restart the pod",
-                    "S45",
-                    "S51",
-                    "S63",
                 )
             )
     return findings
@@ -780,9 +1057,6 @@ def check_duplicate_sessions(
                 f"{len(members)} sessions (sids {sids}) to {target} @ {portal} "
                 f"via iface {iface or 'default'}",
                 "Log out the extra sessions and clean stale node records",
-                "S56",
-                "S68",
-                "S57",
             )
         )
     return findings
@@ -810,8 +1084,6 @@ def check_portal_redundancy(
                     "while the node database lists "
                     f"{len(known[target])} portals",
                     "Log in to all portals (or bind several ifaces)",
-                    "S56",
-                    "S60",
                 )
             )
     return findings
@@ -832,7 +1104,6 @@ def check_unique_initiator_names(initiators: Mapping[str, str]) -> list[Finding]
             Severity.ERROR,
             f"InitiatorName {iqn} is used by nodes {', '.join(sorted(nodes))}",
             "Regenerate with `iscsi-iname` into /etc/iscsi/initiatorname.iscsi; restart iscsid",
-            "S63",
         )
         for iqn, nodes in sorted(by_iqn.items())
         if len(nodes) > 1
@@ -866,7 +1137,6 @@ def check_iscsid_scan(conf: IscsidConf, *, trident: bool) -> list[Finding]:
             "LUN scans, which attach every LUN mapped to the initiator to this node",
             "`sed -i 's/^\\(node.session.scan\\).*/\\1 = manual/' /etc/iscsi/iscsid.conf`, then "
             "restart iscsid",
-            "S63",
         )
     ]
 
@@ -892,47 +1162,46 @@ def check_iscsid_noop_out(conf: IscsidConf, *, multipathed: bool) -> list[Findin
             "noop_out_interval 5 and noop_out_timeout 10 in iscsid.conf and "
             "`iscsiadm -m node -o update -n node.conn[0].timeo.noop_out_timeout -v 10`, "
             "then re-login",
-            "S56",
-            "S68",
         )
     ]
-
-
-#: HPE CSI node conformance (rules.md ISCSI016, S68): key, how to compare, wanted value.
-_HPE_ISCSID = (
-    (QUEUE_DEPTH, 256),
-    (CMDS_MAX, 512),
-    (LOGIN_TIMEOUT, 15),
-)
 
 
 def check_hpe_iscsid_conf(conf: IscsidConf, maps: Sequence[MultipathMap]) -> list[Finding]:
-    """ISCSI016 (HPE Nimble / Alletra 5000/6000 LUNs present): iscsid.conf below the HPE CSI
-    conformance values (queue_depth 256, cmds_max 512, login_timeout 15, node.startup manual)."""
-    if not any(_vendor_key(m.vendor, m.product) == "nimble" for m in maps):
-        return []
-    off = [
-        f"{_shown(conf, key)} (HPE: >= {minimum})"
-        for key, minimum in _HPE_ISCSID
-        if (number := conf.int_value(key)) is not None and number < minimum
-    ]
-    startup = conf.value(STARTUP)
-    if startup is not None and startup.lower() != "manual":
-        off.append(f"{_shown(conf, STARTUP)} (HPE: manual)")
-    if not off:
-        return []
-    return [
-        _finding(
-            "ISCSI016",
-            Severity.INFO,
-            f"HPE Nimble LUNs present; new node records get {'; '.join(off)}",
-            "Set the HPE CSI values in /etc/iscsi/iscsid.conf (node.session.queue_depth 256, "
-            "node.session.cmds_max 512, node.conn[0].timeo.login_timeout 15, "
-            "node.startup manual)",
-            "S68",
-            "S56",
+    """ISCSI016: LUNs of an array with iscsid.conf conformance values (HPE Nimble / Alletra
+    5000/6000: queue_depth 256, cmds_max 512, login_timeout 15, node.startup manual) while the
+    file gives new records less."""
+    findings = []
+    seen: set[str] = set()
+    for mpath in maps:
+        array = array_for(mpath.vendor, mpath.product)
+        if array is None or array.key in seen:
+            continue
+        if not array.iscsid_minimums and not array.iscsid_startup_manual:
+            continue
+        seen.add(array.key)
+        off = [
+            f"{_shown(conf, key)} ({array.name.split()[0]}: >= {minimum})"
+            for key, minimum in array.iscsid_minimums
+            if (number := conf.int_value(key)) is not None and number < minimum
+        ]
+        startup = conf.value(STARTUP)
+        if array.iscsid_startup_manual and startup is not None and startup.lower() != "manual":
+            off.append(f"{_shown(conf, STARTUP)} ({array.name.split()[0]}: manual)")
+        if not off:
+            continue
+        wanted = ", ".join(f"{key} {minimum}" for key, minimum in array.iscsid_minimums)
+        findings.append(
+            _finding(
+                "ISCSI016",
+                Severity.INFO,
+                f"{array.name} LUNs present; new node records get {'; '.join(off)}",
+                f"Set the {array.name} values in /etc/iscsi/iscsid.conf ({wanted}"
+                + (", node.startup manual" if array.iscsid_startup_manual else "")
+                + ")",
+                array.source("iscsid_minimums"),
+            )
         )
-    ]
+    return findings
 
 
 # --- node entry point ---------------------------------------------------------------------------
@@ -953,6 +1222,7 @@ def evaluate_iscsi_node(
     access_states: Mapping[str, str] | None = None,
     nr_sessions: int = 1,
     iscsid_conf: IscsidConf | None = None,
+    sanlun: Sequence[SanlunLun] = (),
 ) -> list[Finding]:
     """Run every node-level iSCSI/multipath rule and return the findings, most severe first.
 
@@ -967,7 +1237,9 @@ def evaluate_iscsi_node(
         in_use_devices: ``sdX`` names kubelet uses directly (ISCSI008 severity, see there).
         access_states: ``{"sdX": access_state}`` from sysfs (MP020 when priorities are unknown).
         nr_sessions: ``node.session.nr_sessions`` (ISCSI009 tolerance).
-        iscsid_conf: parsed /etc/iscsi/iscsid.conf, when read (ISCSI006, ISCSI012, ISCSI016).
+        iscsid_conf: parsed /etc/iscsi/iscsid.conf, when read (ISCSI004, ISCSI006, ISCSI012,
+            ISCSI014, ISCSI016).
+        sanlun: parsed ``sanlun lun show -p`` (MP010, MP011, MP016; path types for MP020/MP021).
 
     Returns:
         Findings sorted by severity (error, warn, info), then rule id; order is stable.
@@ -986,29 +1258,35 @@ def evaluate_iscsi_node(
                 Severity.WARN,
                 "iSCSI sessions exist but iscsid is not running",
                 "`systemctl enable --now iscsid`",
-                "S63",
             )
         )
+    path_types = {path.device: path.path_type.lower() for lun in sanlun for path in lun.paths}
     config_failback = conf.defaults.get("failback") if conf else None
     for mpath in maps:
         device = conf.device_for(mpath.vendor, mpath.product) if conf else None
         failback = (device.get("failback") if device else None) or config_failback
-        findings.extend(check_multipath_map(mpath, access_states=access_states, failback=failback))
+        findings.extend(
+            check_multipath_map(
+                mpath, access_states=access_states, failback=failback, path_types=path_types
+            )
+        )
         findings.extend(_check_map_queueing(mpath))
+    findings.extend(check_sanlun_luns(sanlun, maps))
     if conf is not None:
         findings.extend(check_multipath_conf(conf, maps, trident=trident))
         findings.extend(check_pure_detect_prio(conf, maps))
     multipathed = _multipathed_devices(maps)
-    any_multipathed = False
+    per_session: dict[int | None, bool] = {}
     for session in sessions:
         findings.extend(check_session_state(session))
         findings.extend(check_chap(session))
         session_multipathed = any(d.disk in multipathed for d in session.disks if d.disk)
-        any_multipathed = any_multipathed or session_multipathed
-        findings.extend(check_replacement_timeout(session, session_multipathed))
+        per_session[session.sid] = per_session.get(session.sid, False) or session_multipathed
+        findings.extend(check_replacement_timeout(session, session_multipathed, conf=iscsid_conf))
     if iscsid_conf is not None:
         findings.extend(check_iscsid_scan(iscsid_conf, trident=trident))
-        findings.extend(check_iscsid_noop_out(iscsid_conf, multipathed=any_multipathed))
+        findings.extend(check_iscsid_noop_out(iscsid_conf, multipathed=any(per_session.values())))
+        findings.extend(check_iscsid_replacement_timeout(iscsid_conf, sessions, per_session))
         findings.extend(check_hpe_iscsid_conf(iscsid_conf, maps))
     findings.extend(check_unmultipathed_disks(sessions, maps, in_use_devices=in_use_devices))
     findings.extend(check_duplicate_sessions(sessions, nr_sessions=nr_sessions))

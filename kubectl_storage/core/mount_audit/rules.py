@@ -1,13 +1,13 @@
 """NFS mount-option rules (rules.md section A) evaluated on parsed mounts.
 
 Every rule is a pure function of one :class:`MountFacts` returning :class:`Finding` objects; the
-per-endpoint nconnect rule (NFS031) looks at all mounts at once. The entry point is
+per-client nconnect rule (NFS031) looks at all mounts at once. The entry point is
 :func:`audit_mounts`::
 
     audits = audit_mounts(
         parse_mounts(mountinfo_text),
         stats=parse_mountstats(mountstats_text),      # effective defaults + xprt count
-        contexts={mountpoint: VolumeContext(...)},   # requested options, PV facts
+        contexts={mountpoint: VolumeContext(...)},   # requested options, PV and class facts
         profile=None,                                # or "efs", "azure-files", "anf", ...
         kernel_release="5.15.0-91-generic",
     )
@@ -15,8 +15,10 @@ per-endpoint nconnect rule (NFS031) looks at all mounts at once. The entry point
 
 Rules look at **effective** options (the kernel's) unless rules.md says they concern the
 **requested** list (``PV.spec.mountOptions``): NFS004, NFS022, NFS023, NFS030, NFS035, NFS090-093
-and NFSK8S*. Vendor profiles (rules.md A.2) are detected from the CSI driver, then the server
-name, with an explicit override.
+and NFSK8S*. Vendor thresholds live in one table per vendor (:mod:`.vendors`); a rule reads the
+table entry of the mount's profile and never tests a profile name. Each rule's sources are in
+:data:`RULES` (the catalogue, also in docs/commands/mount-audit.md) and in every finding's
+``source``.
 
 Pure: dataclasses in, dataclasses out, no I/O.
 """
@@ -29,29 +31,60 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_storage.core.mount_audit.mountstats import NfsMountStats
+from kubectl_storage.core.mount_audit.vendors import (
+    PROFILE_ANF,
+    PROFILE_AZURE_FILES,
+    PROFILE_EFS,
+    PROFILE_FILESTORE,
+    PROFILE_GENERIC,
+    PROFILE_ONTAP,
+    PROFILES,
+    VENDORS,
+    NfsVendor,
+    detect_vendor,
+    is_local_tunnel,
+    vendor,
+)
 from kubectl_storage.core.nodes.kubelet_paths import VolumeContext
 from kubectl_storage.core.nodes.mounts import MountEntry, OptionValue, options_from_list
 from kubectl_storage.core.report.findings import Finding, Severity
 
-PROFILE_EFS = "efs"
-PROFILE_AZURE_FILES = "azure-files"
-PROFILE_ANF = "anf"
-PROFILE_FILESTORE = "filestore"
-PROFILE_ONTAP = "ontap"
-PROFILE_GENERIC = "generic"
-PROFILES = (
-    PROFILE_EFS,
-    PROFILE_AZURE_FILES,
-    PROFILE_ANF,
-    PROFILE_FILESTORE,
-    PROFILE_ONTAP,
-    PROFILE_GENERIC,
-)
+__all__ = [
+    "PROFILES",
+    "PROFILE_ANF",
+    "PROFILE_AZURE_FILES",
+    "PROFILE_EFS",
+    "PROFILE_FILESTORE",
+    "PROFILE_GENERIC",
+    "PROFILE_ONTAP",
+    "RULES",
+    "RULE_IDS",
+    "SOURCE_REFS",
+    "VENDORS",
+    "MountAudit",
+    "MountFacts",
+    "NodeFacts",
+    "RuleSpec",
+    "VolumeContext",
+    "audit_mounts",
+    "build_facts",
+    "client_key",
+    "detect_profile",
+    "endpoint_key",
+    "evaluate_mount",
+    "evaluate_nconnect_consistency",
+    "kernel_version",
+    "nfs_version",
+    "normalize_options",
+    "requested_vs_effective",
+    "rule_catalogue",
+]
 
-# Short references for rules.md section 0 keys; a finding's ``source`` joins the ones it cites.
+# Short references for rules.md section 0 keys (S..) and for the sources this module adds (K..
+# kernel, E.. EFS, G.. Google, T.. Trident); a finding's ``source`` joins the ones it cites.
 SOURCE_REFS: dict[str, str] = {
     "S1": "nfs(5) https://man7.org/linux/man-pages/man5/nfs.5.html",
-    "S2": "Linux fs/nfs/super.c nfs_show_options()",
+    "S2": "Linux fs/nfs/super.c nfs_show_mount_options(), nfs_show_options()",
     "S3": "Linux net/sunrpc/stats.c rpc_clnt_show_stats()",
     "S6": "Linux fs/nfs/Kconfig NFS_DISABLE_UDP_SUPPORT",
     "S7": "RHEL 9 Managing file systems, ch. 3 Mounting NFS shares",
@@ -61,7 +94,8 @@ SOURCE_REFS: dict[str, str] = {
     "S11": "AWS EFS mount helper settings "
     "https://docs.aws.amazon.com/efs/latest/ug/mount-helper-setting.html",
     "S12": "AWS EFS Using NFS to mount https://docs.aws.amazon.com/efs/latest/ug/mounting-fs-old.html",
-    "S13": "aws/efs-utils src/efs_utils_common/mount_options.py",
+    "S13": "aws/efs-utils src/efs_utils_common/mount_options.py, mount_utils.py (TLS mounts use "
+    "127.0.0.1 and port=<tlsport>), constants.py NON_NFS_OPTIONS",
     "S15": "Azure NetApp Files Linux NFS mount options best practices "
     "(azure-netapp-files/performance-linux-mount-options.md)",
     "S16": "ANF nconnect + krb5 performance warning (includes/kerberos-nconnect-performance.md)",
@@ -70,7 +104,8 @@ SOURCE_REFS: dict[str, str] = {
     "S19": "Azure Policy: ANF volumes should not use NFSv3 protocol type",
     "S20": "ANF Understand file locking https://learn.microsoft.com/azure/azure-netapp-files/"
     "understand-file-locks",
-    "S22": "Azure Files Mount NFS file share on Linux (storage-files-how-to-mount-nfs-shares.md)",
+    "S22": "Azure Files Mount NFS file share on Linux (storage-files-how-to-mount-nfs-shares.md; "
+    "mount options: actimeo 30-60, nconnect 4, noresvport recommended for kernels before 5.18)",
     "S23": "Azure Files Improve NFS performance (nfs-performance.md)",
     "S24": "Azure Files NFS large directories (nfs-large-directories.md)",
     "S25": "AKS mountOptions settings in Azure Files "
@@ -78,7 +113,8 @@ SOURCE_REFS: dict[str, str] = {
     "mountoptions-settings-azure-files",
     "S26": "Google Filestore supported protocols "
     "https://cloud.google.com/filestore/docs/about-supported-protocols",
-    "S27": "Google Filestore test performance https://cloud.google.com/filestore/docs/testing-performance",
+    "S27": "Google Filestore test performance (nconnect 2 or 7 by tier) "
+    "https://cloud.google.com/filestore/docs/testing-performance",
     "S28": "Google Filestore mount latency https://cloud.google.com/filestore/docs/mount-latency",
     "S29": "NetApp ONTAP Learn about nconnect "
     "https://docs.netapp.com/us-en/ontap/nfs-admin/nconnect-concept.html",
@@ -89,20 +125,140 @@ SOURCE_REFS: dict[str, str] = {
     "https://kubernetes.io/docs/concepts/storage/storage-classes/#mount-options",
     "S42": "kubernetes-csi/csi-driver-nfs pkg/nfs/nodeserver.go",
     "S43": "NetAppDocs/trident ontap-nas-examples.adoc",
+    "K1": "Linux fs/nfs/client.c nfs_match_client(): mounts share one nfs_client (and its "
+    "nconnect) when address and port, NFS version, minor version, transport and xprtsec policy "
+    "match; the security flavour is not compared",
+    "K2": "Linux fs/nfs/fs_context.c nfs_fs_parameters (sloppy, lookupcache=all|none|pos|"
+    "positive, write=lazy|eager|wait; trunkdiscovery on newer kernels) with S2, which prints "
+    "lookupcache=pos and omits the defaults lookupcache=all and write=lazy",
+    "K3": "Linux commits 7e134205f629 'NFSv4 introduce max_connect mount options' (v5.15) and "
+    "'NFSv4.1 test and add 4.1 trunking transport' (nfs-for-5.17); NetAppDocs/ontap "
+    "nfs-trunking/client-mount-task.adoc (max_connect on each trunked mount)",
+    "E1": "kubernetes-sigs/aws-efs-csi-driver pkg/driver/node.go (encryptInTransit defaults to "
+    "true and adds tls)",
+    "G1": "kubernetes-sigs/gcp-filestore-csi-driver pkg/csi_driver/controller.go (StorageClass "
+    "parameter tier)",
+    "T1": "NetAppDocs/trident trident-reference/objects.adoc (StorageClass attribute backendType)",
 }
 
-_CSI_DRIVER_PROFILES = {
-    "efs.csi.aws.com": PROFILE_EFS,
-    "file.csi.azure.com": PROFILE_AZURE_FILES,
-    "filestore.csi.storage.gke.io": PROFILE_FILESTORE,
-    "csi.trident.netapp.io": PROFILE_ONTAP,
-}
-_EFS_HOST = re.compile(r"(^|\.)fs-[0-9a-f]+\.efs\.[a-z0-9-]+\.amazonaws\.com(\.cn)?$")
-_AZURE_FILES_HOST = re.compile(
-    r"\.file\.core\.(windows\.net|chinacloudapi\.cn|usgovcloudapi\.net)$"
-)
 
-# Options that never reach the kernel or are not printed when at their default (rules.md A.0).
+@dataclass(frozen=True)
+class RuleSpec:
+    """One catalogue entry: the rule id, its documented severity, what it checks, its sources."""
+
+    id: str
+    severity: str
+    title: str
+    sources: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape: id, severity, title, sources (key and reference)."""
+        return {
+            "id": self.id,
+            "severity": self.severity,
+            "title": self.title,
+            "sources": [{"key": key, "ref": SOURCE_REFS[key]} for key in self.sources.split()],
+        }
+
+
+#: The NFS rule catalogue (rules.md A.1, with this project's changes): what each rule checks and
+#: the documents it rests on. Vendor-scoped rules also cite the vendor table's source keys.
+RULES: dict[str, RuleSpec] = {
+    spec.id: spec
+    for spec in (
+        RuleSpec("NFS001", "error", "NFSv2 mount", "S7 S1"),
+        RuleSpec("NFS002", "warn", "NFSv4.0 mount (no sessions)", "S1 S29 S12 S18 S22"),
+        RuleSpec(
+            "NFS003",
+            "info (warn on ANF)",
+            "NFSv3 mount (NLM/NSM side-band locking)",
+            "S1 S20 S19 S26",
+        ),
+        RuleSpec("NFS004", "info", "no nfsvers/vers requested", "S1 S7 S22"),
+        RuleSpec("NFS010", "error", "soft/softerr on a read-write mount", "S1 S30 S10 S11 S15"),
+        RuleSpec("NFS011", "warn", "soft/softerr on a read-only mount", "S30 S1"),
+        RuleSpec("NFS012", "warn", "soft mount with timeo below the vendor minimum", "S10"),
+        RuleSpec("NFS013", "warn", "timeo below 150 over TCP", "S1 S10"),
+        RuleSpec("NFS014", "info", "timeo/retrans differ from the vendor helper", "S10 S11 S13"),
+        RuleSpec("NFS020", "warn", "rsize/wsize below the vendor value", "S10 S11 S22"),
+        RuleSpec("NFS021", "warn", "rsize/wsize above the vendor limit", "S15"),
+        RuleSpec("NFS022", "info", "requested rsize/wsize differ from the negotiated", "S1 S2"),
+        RuleSpec("NFS023", "info", "explicit rsize/wsize below 64 KiB over TCP", "S1 S15"),
+        RuleSpec("NFS030", "error", "nconnect above 16 requested", "S1 S29 S40"),
+        RuleSpec(
+            "NFS031",
+            "warn",
+            "nconnect inconsistent within one NFS client (server identity)",
+            "S15 S23 S2 S3 K1",
+        ),
+        RuleSpec(
+            "NFS032",
+            "warn/info",
+            "nconnect against the vendor's range",
+            "S12 S23 S25 S15 S27 G1",
+        ),
+        RuleSpec("NFS033", "warn", "nconnect with sec=krb5*", "S16 K1"),
+        RuleSpec("NFS034", "warn", "nconnect on NFSv4.0", "S29"),
+        RuleSpec("NFS035", "info", "nconnect requested on a kernel before 5.3", "S23 S15"),
+        RuleSpec(
+            "NFS036",
+            "info",
+            "ONTAP NFSv4.1+ without max_connect=16 (kernel 5.18 or later)",
+            "S32 S1 K3",
+        ),
+        RuleSpec(
+            "NFS040", "warn", "no noresvport where the vendor asks for it", "S10 S11 S13 S22 S25"
+        ),
+        RuleSpec("NFS041", "info", "noresvport against a generic server", "S1 S10"),
+        RuleSpec("NFS050", "warn", "attribute cache disabled (noac, actimeo=0)", "S1 S10"),
+        RuleSpec("NFS051", "warn/info", "nocto", "S1 S15"),
+        RuleSpec("NFS052", "warn/info", "attribute cache timers above 60 s", "S1 S15"),
+        RuleSpec(
+            "NFS053",
+            "info",
+            "attribute cache timeout set below the vendor minimum",
+            "S22 S24 S25",
+        ),
+        RuleSpec("NFS054", "info", "lookupcache=none or pos", "S1 S2"),
+        RuleSpec("NFS055", "warn", "nosharecache", "S1"),
+        RuleSpec("NFS060", "warn/error", "NFSv3 with nolock/local_lock", "S1 S18 S20"),
+        RuleSpec("NFS070", "info", "sync", "S1 S2"),
+        RuleSpec("NFS080", "error", "NFS over UDP", "S1 S6"),
+        RuleSpec("NFS081", "info", "NFSv3 without tcp where mountd has no UDP", "S28 S1"),
+        RuleSpec("NFS090", "info", "intr/nointr requested", "S1"),
+        RuleSpec("NFS091", "info", "atime options requested", "S1"),
+        RuleSpec("NFS092", "error", "bg requested", "S1"),
+        RuleSpec("NFS093", "info", "fstab-only options requested", "S8 S10"),
+        RuleSpec(
+            "NFS100",
+            "info",
+            "sec=sys without an encrypting tunnel",
+            "S1 S19 S26 S10 S13 S22 E1",
+        ),
+        RuleSpec("NFS101", "info", "RPC-with-TLS in use", "S1 S2"),
+        RuleSpec("NFS110", "info", "128 KiB read-ahead on a cloud file service", "S23 S12"),
+        RuleSpec("NFS111", "info", "RPC slots above what the server accepts", "S17"),
+        RuleSpec(
+            "NFSK8S001",
+            "warn",
+            "requested options not in effect",
+            "S40 S1 S15 S2 S8 K2 S13",
+        ),
+        RuleSpec("NFSK8S002", "info", "StorageClass mountOptions differ from the PV's", "S41"),
+        RuleSpec("NFSK8S003", "info", "NFS PV without mountOptions", "S42 S43 S1"),
+        RuleSpec("NFSK8S004", "info", "FailedMount events with option errors", "S40"),
+        RuleSpec("NFSK8S005", "info", "legacy mount-options annotation", "S40"),
+    )
+}
+
+
+def rule_catalogue() -> list[dict[str, Any]]:
+    """Every NFS rule with its severity, title and resolved sources (JSON shape)."""
+    return [spec.to_dict() for spec in RULES.values()]
+
+
+# Options that never reach the kernel (mount(8), mount.nfs(8) and fstab options, S8) or that the
+# kernel accepts but never prints (K2). They are not "requested but missing".
 USERSPACE_ONLY = frozenset(
     {
         "bg",
@@ -116,12 +272,19 @@ USERSPACE_ONLY = frozenset(
         "nouser",
         "users",
         "owner",
+        "group",
         "defaults",
+        "comment",
+        "sloppy",
         "intr",
         "nointr",
+        "mounthost",
+        "trunkdiscovery",
+        "notrunkdiscovery",
     }
 )
 _ATIME_OPTIONS = frozenset({"noatime", "nodiratime", "relatime", "strictatime", "atime"})
+# Values the kernel does not print when they are in force (S2, K2).
 _DEFAULTS_NOT_PRINTED: dict[str, OptionValue] = {
     "async": True,
     "lock": True,
@@ -134,21 +297,39 @@ _DEFAULTS_NOT_PRINTED: dict[str, OptionValue] = {
     "exec": True,
     "suid": True,
     "dev": True,
+    "nosoftreval": True,
+    "noposix": True,
+    "nofsc": True,
+    "nomigration": True,
+    "alignwrite": True,
     "port": "2049",
     "nconnect": "1",
+    "max_connect": "1",
+    "lookupcache": "all",
+    "write": "lazy",
     "rw": True,
 }
 _ATTRIBUTE_CACHE_DEFAULTS = {"acregmin": 3, "acregmax": 60, "acdirmin": 30, "acdirmax": 60}
+# Option values the kernel spells its own way (S2, K2).
+_SPELLINGS: dict[str, dict[str, str]] = {"lookupcache": {"positive": "pos"}}
+
+#: The first kernel where the ONTAP max_connect advice (NFS036) is given (see K3).
+MAX_CONNECT_MIN_KERNEL = (5, 18)
 
 
 @dataclass(frozen=True)
 class NodeFacts:
-    """Node-wide tunables some rules read (NFS035, NFS110, NFS111); all optional."""
+    """Node-wide tunables some rules read (NFS035, NFS036, NFS040, NFS110, NFS111); optional."""
 
     kernel_release: str | None = None
     read_ahead_kb: Mapping[str, int] = field(default_factory=dict)  # keyed by "maj:min"
     tcp_max_slot_table_entries: int | None = None
     max_session_slots: int | None = None
+
+    @property
+    def kernel(self) -> tuple[int, int] | None:
+        """``(major, minor)`` of the kernel release, when known."""
+        return kernel_version(self.kernel_release)
 
 
 @dataclass(frozen=True)
@@ -165,6 +346,11 @@ class MountFacts:
     node: NodeFacts
 
     @property
+    def vendor(self) -> NfsVendor:
+        """The vendor table entry of this mount's profile."""
+        return vendor(self.profile)
+
+    @property
     def version(self) -> str | None:
         """Effective NFS version as ``"2"``, ``"3"``, ``"4.0"``, ``"4.1"``, ``"4.2"``."""
         return nfs_version(self.effective, self.mount.fstype)
@@ -178,6 +364,11 @@ class MountFacts:
     def proto(self) -> str | None:
         """Effective transport (``tcp``, ``tcp6``, ``udp``, ``udp6``, ``rdma``)."""
         return _text(self.effective.get("proto"))
+
+    @property
+    def address(self) -> str:
+        """The server address the kernel connected to (``addr=``), else the source's server."""
+        return _text(self.effective.get("addr")) or self.mount.server or ""
 
     @property
     def nconnect(self) -> int:
@@ -196,6 +387,24 @@ class MountFacts:
     def shared_writable(self) -> bool:
         """The PV is mounted read-write on two or more nodes (so caches can disagree)."""
         return self.read_write and (self.context.rw_node_count or 0) >= 2
+
+    @property
+    def local_tls_tunnel(self) -> bool:
+        """The mount goes through the vendor's local TLS tunnel (efs-utils: 127.0.0.1 on a local
+        port, S13), and nothing says the tunnel is plain: the PV's CSI attribute
+        ``encryptInTransit`` is not false (the EFS CSI driver defaults it to true, E1) and
+        ``notls`` was not requested.
+
+        Caveat: efs-utils 2.x (efs-proxy) routes plain mounts through 127.0.0.1 as well; only the
+        CSI attribute or the requested options tell them apart.
+        """
+        if not self.vendor.local_tls_tunnel:
+            return False
+        if not is_local_tunnel(self.address, _text(self.effective.get("port"))):
+            return False
+        if (self.context.volume_attribute("encryptInTransit") or "").lower() == "false":
+            return False
+        return "notls" not in (self.requested or {})
 
 
 @dataclass(frozen=True)
@@ -241,7 +450,7 @@ def normalize_options(options: Mapping[str, OptionValue]) -> dict[str, OptionVal
     """Rewrite option spellings to the kernel's (rules.md C.1 "requested options").
 
     ``nfsvers``→``vers``, ``vers=4,minorversion=1``→``vers=4.1``, ``tcp``/``udp``/``rdma``→
-    ``proto=``, ``actimeo=N``→the four ``ac*`` values, ``noac``→``sync`` + ``actimeo=0`` kept as is.
+    ``proto=``, ``lookupcache=positive``→``pos``, ``actimeo=N``→the four ``ac*`` values.
     """
     result: dict[str, OptionValue] = {}
     for key, value in options.items():
@@ -251,6 +460,8 @@ def normalize_options(options: Mapping[str, OptionValue]) -> dict[str, OptionVal
             result["proto"] = key
         elif key == "minorversion":
             continue
+        elif isinstance(value, str) and value in _SPELLINGS.get(key, {}):
+            result[key] = _SPELLINGS[key][value]
         else:
             result[key] = value
     minor = options.get("minorversion")
@@ -280,40 +491,31 @@ def detect_profile(
     options: Mapping[str, OptionValue] | None = None,
     override: str | None = None,
 ) -> tuple[str, str]:
-    """Pick the vendor profile for a mount (rules.md A.2 detection order).
+    """Pick the vendor profile for a mount (rules.md A.2 detection order; :mod:`.vendors`).
 
     Args:
         server: the mount's server name or address.
         csi_driver: the PV's CSI driver or the StorageClass provisioner.
-        backend_type: Trident backend type, when the driver is Trident.
+        backend_type: what the StorageClass says about the backend (Trident ``backendType``).
         options: effective options (``port=`` tells EFS TLS mounts on 127.0.0.1).
         override: an explicit profile that wins over detection.
 
     Returns:
-        ``(profile, reason)`` where reason is ``override``, ``csi-driver``, ``server-name`` or
-        ``default``.
+        ``(profile, reason)`` where reason is ``override``, ``storage-class``, ``csi-driver``,
+        ``server-name`` or ``default``.
 
     Raises:
         ValueError: the override is not a known profile.
     """
-    if override:
-        if override not in PROFILES:
-            raise ValueError(f"unknown NFS profile {override!r}; choose from {', '.join(PROFILES)}")
-        return override, "override"
-    if csi_driver in _CSI_DRIVER_PROFILES:
-        profile = _CSI_DRIVER_PROFILES[csi_driver]
-        if profile == PROFILE_ONTAP and backend_type == "azure-netapp-files":
-            profile = PROFILE_ANF
-        return profile, "csi-driver"
-    host = (server or "").lower()
-    if _EFS_HOST.search(host):
-        return PROFILE_EFS, "server-name"
     port = _text((options or {}).get("port"))
-    if host == "127.0.0.1" and port not in (None, "0", "2049"):
-        return PROFILE_EFS, "server-name"  # efs-utils TLS tunnel: 127.0.0.1 plus a local port
-    if _AZURE_FILES_HOST.search(host):
-        return PROFILE_AZURE_FILES, "server-name"
-    return PROFILE_GENERIC, "default"
+    entry, reason = detect_vendor(
+        server=server,
+        port=port,
+        csi_driver=csi_driver,
+        backend_type=backend_type,
+        override=override,
+    )
+    return entry.name, reason
 
 
 # ---------------------------------------------------------------------------------------------
@@ -321,8 +523,13 @@ def detect_profile(
 # ---------------------------------------------------------------------------------------------
 
 
-def _finding(rule_id: str, severity: Severity, message: str, fix: str, keys: str) -> Finding:
-    source = "; ".join(f"{key} {SOURCE_REFS[key]}" for key in keys.split() if key in SOURCE_REFS)
+def _finding(
+    rule_id: str, severity: Severity, message: str, fix: str, keys: str | None = None
+) -> Finding:
+    """A finding citing ``keys`` (default: the rule's catalogue sources)."""
+    cited = keys if keys is not None else RULES[rule_id].sources
+    unique = list(dict.fromkeys(cited.split()))
+    source = "; ".join(f"{key} {SOURCE_REFS[key]}" for key in unique if key in SOURCE_REFS)
     return Finding(rule_id, severity, message, fix, source)
 
 
@@ -336,7 +543,6 @@ def rule_nfs001_nfsv2(facts: MountFacts) -> list[Finding]:
             Severity.ERROR,
             "NFSv2 mount (vers=2): no longer supported",
             "use nfsvers=4.1 (4.2 if the server supports it; 3 only if it must)",
-            "S7 S1",
         )
     ]
 
@@ -352,24 +558,21 @@ def rule_nfs002_nfsv40(facts: MountFacts) -> list[Finding]:
             "NFSv4.0 mount: no sessions; delegation callbacks need a server-to-client "
             "connection, fragile behind NAT or pod networking",
             "use nfsvers=4.1",
-            "S1 S29 S12 S18 S22",
         )
     ]
 
 
 def rule_nfs003_nfsv3(facts: MountFacts) -> list[Finding]:
-    """NFS003: NFSv3 locking is side-band (NLM/NSM); warn on ANF where policy audits v3."""
+    """NFS003: NFSv3 locking is side-band (NLM/NSM); warn where a vendor policy audits v3."""
     if facts.version != "3":
         return []
-    severity = Severity.WARN if facts.profile == PROFILE_ANF else Severity.INFO
     return [
         _finding(
             "NFS003",
-            severity,
+            facts.vendor.v3_severity,
             "NFSv3 mount: locks use the NLM/NSM side-band protocols (stale locks after "
             "network failures) without RPCSEC_GSS protection",
             "move to NFSv4.1 where the service supports it",
-            "S1 S20 S19 S26",
         )
     ]
 
@@ -379,8 +582,8 @@ def rule_nfs004_version_not_pinned(facts: MountFacts) -> list[Finding]:
     if facts.requested is None or "vers" in facts.requested:
         return []
     fix = "pin nfsvers= in PV/StorageClass mountOptions"
-    if facts.profile == PROFILE_AZURE_FILES:
-        fix += " (Azure Files: vers=4,minorversion=1)"
+    if facts.vendor.version_fix:
+        fix += f" ({facts.vendor.version_fix})"
     return [
         _finding(
             "NFS004",
@@ -388,7 +591,6 @@ def rule_nfs004_version_not_pinned(facts: MountFacts) -> list[Finding]:
             f"no nfsvers/vers requested; the client negotiated {facts.version or 'a version'}"
             " and can fall back silently",
             fix,
-            "S1 S7 S22",
         )
     ]
 
@@ -403,7 +605,6 @@ def rule_nfs010_soft_rw(facts: MountFacts) -> list[Finding]:
             Severity.ERROR,
             "soft/softerr on a read-write mount: a timeout can cause silent data corruption",
             "remove soft/softerr (hard is the default); size timeo instead",
-            "S1 S30 S10 S11 S15",
         )
     ]
 
@@ -418,23 +619,23 @@ def rule_nfs011_soft_ro(facts: MountFacts) -> list[Finding]:
             Severity.WARN,
             "soft/softerr on a read-only mount is unreliable",
             "prefer hard",
-            "S30 S1",
         )
     ]
 
 
-def rule_nfs012_efs_soft_timeo(facts: MountFacts) -> list[Finding]:
-    """NFS012: EFS soft mounts need timeo >= 150."""
+def rule_nfs012_soft_timeo(facts: MountFacts) -> list[Finding]:
+    """NFS012: a vendor's soft mounts need a minimum timeo (EFS: 150)."""
+    minimum = facts.vendor.soft_min_timeo
     timeo = _int(facts.effective.get("timeo"))
-    if facts.profile != PROFILE_EFS or not _soft(facts.effective) or timeo is None or timeo >= 150:
+    if minimum is None or not _soft(facts.effective) or timeo is None or timeo >= minimum:
         return []
     return [
         _finding(
             "NFS012",
             Severity.WARN,
-            f"EFS soft mount with timeo={timeo} (< 150)",
-            "timeo=600 (at least 150)",
-            "S10",
+            f"{facts.vendor.title} soft mount with timeo={timeo} (< {minimum})",
+            f"timeo=600 (at least {minimum})",
+            facts.vendor.source("soft_min_timeo"),
         )
     ]
 
@@ -450,59 +651,67 @@ def rule_nfs013_tcp_short_timeo(facts: MountFacts) -> list[Finding]:
             Severity.WARN,
             f"timeo={timeo} deciseconds over TCP: aggressive retransmits are unnecessary",
             "timeo=600",
-            "S1 S10",
         )
     ]
 
 
-def rule_nfs014_efs_timeo_retrans(facts: MountFacts) -> list[Finding]:
-    """NFS014: EFS expects timeo=600,retrans=2."""
+def rule_nfs014_vendor_timeo_retrans(facts: MountFacts) -> list[Finding]:
+    """NFS014: the vendor's mount helper uses fixed timeo/retrans (EFS: 600 and 2)."""
+    entry = facts.vendor
+    if entry.expected_timeo is None or entry.expected_retrans is None:
+        return []
     timeo, retrans = _text(facts.effective.get("timeo")), _text(facts.effective.get("retrans"))
-    if facts.profile != PROFILE_EFS or (timeo in (None, "600") and retrans in (None, "2")):
+    if timeo in (None, str(entry.expected_timeo)) and retrans in (
+        None,
+        str(entry.expected_retrans),
+    ):
         return []
     return [
         _finding(
             "NFS014",
             Severity.INFO,
-            f"EFS mount with timeo={timeo},retrans={retrans} (EFS uses 600 and 2)",
-            "timeo=600,retrans=2",
-            "S10 S11 S13",
+            f"{entry.title} mount with timeo={timeo},retrans={retrans} ({entry.title} uses "
+            f"{entry.expected_timeo} and {entry.expected_retrans})",
+            f"timeo={entry.expected_timeo},retrans={entry.expected_retrans}",
+            entry.source("expected_timeo"),
         )
     ]
 
 
 def rule_nfs020_small_rwsize(facts: MountFacts) -> list[Finding]:
-    """NFS020: EFS and Azure Files recommend rsize/wsize of 1 MiB."""
-    if facts.profile not in (PROFILE_EFS, PROFILE_AZURE_FILES):
+    """NFS020: rsize/wsize below the vendor's recommendation (EFS, Azure Files: 1 MiB)."""
+    minimum = facts.vendor.min_rwsize
+    if minimum is None:
         return []
-    small = _sizes(facts.effective, lambda size: size < 1048576)
+    small = _sizes(facts.effective, lambda size: size < minimum)
     if not small:
         return []
     return [
         _finding(
             "NFS020",
             Severity.WARN,
-            f"{small} below 1048576 on {facts.profile}",
-            "rsize=1048576,wsize=1048576 (or leave unset)",
-            "S10 S11 S22",
+            f"{small} below {minimum} on {facts.profile}",
+            f"rsize={minimum},wsize={minimum} (or leave unset)",
+            facts.vendor.source("min_rwsize"),
         )
     ]
 
 
-def rule_nfs021_anf_large_rwsize(facts: MountFacts) -> list[Finding]:
-    """NFS021: ANF shows higher latency above 256 KiB rsize/wsize."""
-    if facts.profile != PROFILE_ANF:
+def rule_nfs021_large_rwsize(facts: MountFacts) -> list[Finding]:
+    """NFS021: rsize/wsize above the vendor's limit (ANF: 256 KiB)."""
+    maximum = facts.vendor.max_rwsize
+    if maximum is None:
         return []
-    large = _sizes(facts.effective, lambda size: size > 262144)
+    large = _sizes(facts.effective, lambda size: size > maximum)
     if not large:
         return []
     return [
         _finding(
             "NFS021",
             Severity.WARN,
-            f"{large} above 262144 on Azure NetApp Files",
-            "rsize=262144,wsize=262144",
-            "S15",
+            f"{large} above {maximum} on {facts.vendor.title}",
+            f"rsize={maximum},wsize={maximum}",
+            facts.vendor.source("max_rwsize"),
         )
     ]
 
@@ -525,14 +734,13 @@ def rule_nfs022_rwsize_negotiated(facts: MountFacts) -> list[Finding]:
             Severity.INFO,
             "; ".join(differences),
             "report both; raise the server cap if it is lower than expected",
-            "S1 S2",
         )
     ]
 
 
 def rule_nfs023_small_rwsize_tcp(facts: MountFacts) -> list[Finding]:
     """NFS023: explicit rsize/wsize under 64 KiB over TCP multiplies RPCs (not ANF)."""
-    if facts.profile == PROFILE_ANF or not (facts.proto or "tcp").startswith("tcp"):
+    if facts.vendor.small_rwsize_ok or not (facts.proto or "tcp").startswith("tcp"):
         return []
     options = facts.requested if facts.requested is not None else facts.effective
     small = _sizes(options, lambda size: size < 65536)
@@ -544,7 +752,6 @@ def rule_nfs023_small_rwsize_tcp(facts: MountFacts) -> list[Finding]:
             Severity.INFO,
             f"{small} below 65536 over TCP",
             "drop the option (negotiate the largest) or raise it",
-            "S1 S15",
         )
     ]
 
@@ -560,54 +767,53 @@ def rule_nfs030_nconnect_limit(facts: MountFacts) -> list[Finding]:
             Severity.ERROR,
             f"nconnect={requested} requested; the limit is 16",
             "nconnect <= 16",
-            "S1 S29 S40",
         )
     ]
 
 
 def rule_nfs032_vendor_nconnect(facts: MountFacts) -> list[Finding]:
-    """NFS032: vendor-documented nconnect ranges."""
-    nconnect = facts.nconnect
-    if facts.profile == PROFILE_EFS and nconnect > 1:
+    """NFS032: vendor-documented nconnect ranges (one table entry per vendor).
+
+    A default mount (nconnect 1) is judged only where the vendor's value is known for it: a
+    Filestore mount is judged only when its StorageClass names a tier with a recommendation.
+    """
+    entry, nconnect = facts.vendor, facts.nconnect
+    if not entry.nconnect_supported and nconnect > 1:
         return [
             _finding(
                 "NFS032",
                 Severity.WARN,
-                f"nconnect={nconnect} on EFS, which does not support nconnect",
+                f"nconnect={nconnect} on {entry.title}, which does not support nconnect",
                 "remove nconnect",
-                "S12",
+                entry.source("nconnect_supported"),
             )
         ]
-    if facts.profile == PROFILE_AZURE_FILES and nconnect > 4:
+    if entry.nconnect_best is not None and nconnect > entry.nconnect_best:
         return [
             _finding(
                 "NFS032",
-                Severity.WARN,
-                f"nconnect={nconnect} on Azure Files: no gain beyond 4, may hurt",
-                "nconnect=4",
-                "S23 S25",
+                entry.nconnect_above_best,
+                f"nconnect={nconnect} on {entry.title}: the vendor documents "
+                f"nconnect={entry.nconnect_best} as the best value",
+                f"nconnect={entry.nconnect_best}",
+                entry.source("nconnect_best"),
             )
         ]
-    if facts.profile == PROFILE_ANF and nconnect > 8:
-        return [
-            _finding(
-                "NFS032",
-                Severity.INFO,
-                f"nconnect={nconnect} on Azure NetApp Files: 8 is the most performant",
-                "nconnect=8",
-                "S15",
-            )
-        ]
-    if facts.profile == PROFILE_FILESTORE and nconnect not in (2, 7):
-        return [
-            _finding(
-                "NFS032",
-                Severity.INFO,
-                f"nconnect={nconnect} on Filestore: Google tests with 2 or 7 by tier",
-                "nconnect=2 (zonal/regional < 10 TiB, enterprise) or 7 (larger, high-scale)",
-                "S27",
-            )
-        ]
+    if entry.nconnect_by_tier and entry.tier_parameter:
+        tier = (facts.context.class_parameter(entry.tier_parameter) or "").lower()
+        wanted = entry.nconnect_by_tier.get(tier)
+        if wanted and nconnect not in wanted:
+            values = " or ".join(str(value) for value in wanted)
+            return [
+                _finding(
+                    "NFS032",
+                    Severity.INFO,
+                    f"nconnect={nconnect} on {entry.title} tier {tier}: the vendor recommends "
+                    f"nconnect={values} for this tier",
+                    f"nconnect={values} (by capacity where two values are given)",
+                    entry.source("nconnect_by_tier"),
+                )
+            ]
     return []
 
 
@@ -620,9 +826,9 @@ def rule_nfs033_nconnect_krb5(facts: MountFacts) -> list[Finding]:
             "NFS033",
             Severity.WARN,
             f"nconnect={facts.nconnect} with sec={facts.sec}: the shared GSS context "
-            "forces renegotiation and resends",
-            "drop nconnect on Kerberos mounts",
-            "S16",
+            "forces renegotiation and resends (all security flavours of a server share its "
+            "nconnect)",
+            "drop nconnect on every mount of this server",
         )
     ]
 
@@ -637,14 +843,13 @@ def rule_nfs034_nconnect_v40(facts: MountFacts) -> list[Finding]:
             Severity.WARN,
             f"nconnect={facts.nconnect} on an NFSv4.0 mount",
             "nfsvers=4.1",
-            "S29",
         )
     ]
 
 
 def rule_nfs035_nconnect_old_kernel(facts: MountFacts) -> list[Finding]:
     """NFS035: nconnect needs kernel 5.3 or later (requested list)."""
-    kernel = kernel_version(facts.node.kernel_release)
+    kernel = facts.node.kernel
     if kernel is None or kernel >= (5, 3) or "nconnect" not in (facts.requested or {}):
         return []
     return [
@@ -653,46 +858,60 @@ def rule_nfs035_nconnect_old_kernel(facts: MountFacts) -> list[Finding]:
             Severity.INFO,
             f"nconnect requested on kernel {facts.node.kernel_release} (< 5.3)",
             "upgrade the kernel or drop nconnect",
-            "S23 S15",
         )
     ]
 
 
-def rule_nfs036_ontap_max_connect(facts: MountFacts) -> list[Finding]:
-    """NFS036: ONTAP NFSv4.1+ session trunking works best with max_connect=16."""
-    if facts.profile != PROFILE_ONTAP or facts.version not in ("4.1", "4.2"):
+def rule_nfs036_max_connect(facts: MountFacts) -> list[Finding]:
+    """NFS036: ONTAP NFSv4.1+ session trunking works best with max_connect=16.
+
+    Not on kernels older than :data:`MAX_CONNECT_MIN_KERNEL` (the advice would not apply there);
+    an unknown kernel gets the advice with the kernel requirement in the fix.
+    """
+    wanted = facts.vendor.max_connect
+    if wanted is None or facts.version not in ("4.1", "4.2"):
         return []
-    if _text(facts.effective.get("max_connect")) == "16":
+    kernel = facts.node.kernel
+    if kernel is not None and kernel < MAX_CONNECT_MIN_KERNEL:
         return []
+    if _int(facts.effective.get("max_connect")) == wanted:
+        return []
+    need = ".".join(str(part) for part in MAX_CONNECT_MIN_KERNEL)
     return [
         _finding(
             "NFS036",
             Severity.INFO,
-            "ONTAP NFSv4.1+ mount without max_connect=16 for session trunking",
-            "max_connect=16",
-            "S32 S1",
+            f"{facts.vendor.title} NFSv4.1+ mount without max_connect={wanted} for session "
+            "trunking",
+            f"max_connect={wanted}" + ("" if kernel is not None else f" (Linux {need} or later)"),
+            facts.vendor.source("max_connect"),
         )
     ]
 
 
 def rule_nfs040_noresvport(facts: MountFacts) -> list[Finding]:
-    """NFS040: EFS and Azure Files want noresvport for reconnection."""
-    if facts.profile not in (PROFILE_EFS, PROFILE_AZURE_FILES) or "noresvport" in facts.effective:
+    """NFS040: the vendor wants noresvport for reconnection (EFS; Azure Files before 5.18)."""
+    entry = facts.vendor
+    if not entry.noresvport or "noresvport" in facts.effective:
         return []
+    limit, kernel = entry.noresvport_before_kernel, facts.node.kernel
+    if limit is not None and kernel is not None and kernel >= limit:
+        return []
+    keys = entry.source("noresvport") + " " + entry.source("noresvport_before_kernel")
     return [
         _finding(
             "NFS040",
             Severity.WARN,
             f"{facts.profile} mount without noresvport: reconnects may not recover",
             "add noresvport",
-            "S10 S11 S13 S22 S25",
+            keys,
         )
     ]
 
 
 def rule_nfs041_noresvport_generic(facts: MountFacts) -> list[Finding]:
     """NFS041: noresvport on a generic server needs an ``insecure`` export."""
-    if facts.profile != PROFILE_GENERIC or "noresvport" not in facts.effective:
+    if not facts.vendor.noresvport_needs_insecure_export or "noresvport" not in facts.effective:
         return []
     return [
         _finding(
@@ -701,7 +920,6 @@ def rule_nfs041_noresvport_generic(facts: MountFacts) -> list[Finding]:
             "noresvport: the server must accept non-privileged ports (export 'insecure');"
             " with sec=sys any local user could pose as another",
             "confirm the export policy",
-            "S1 S10",
         )
     ]
 
@@ -719,7 +937,6 @@ def rule_nfs050_noac(facts: MountFacts) -> list[Finding]:
             "attribute caching disabled (noac/actimeo=0): a significant performance "
             "penalty (noac also makes writes synchronous)",
             "remove noac; use locking or O_DIRECT in the app for coherence",
-            "S1 S10",
         )
     ]
 
@@ -736,7 +953,6 @@ def rule_nfs051_nocto_shared(facts: MountFacts) -> list[Finding]:
             "nocto: close-to-open consistency off; other clients' changes may stay "
             "invisible" + (" on a PV mounted rw by several nodes" if facts.shared_writable else ""),
             "remove nocto for shared writable data",
-            "S1 S15",
         )
     ]
 
@@ -757,30 +973,36 @@ def rule_nfs052_long_actimeo_shared(facts: MountFacts) -> list[Finding]:
             severity,
             f"{', '.join(long_timers)}: other clients' changes stay invisible that long",
             "use defaults (3/60/30/60) or <= 60 for shared read-write data",
-            "S1 S15",
         )
     ]
 
 
-def rule_nfs053_azure_actimeo(facts: MountFacts) -> list[Finding]:
-    """NFS053: Azure Files recommends actimeo 30-60."""
-    if facts.profile != PROFILE_AZURE_FILES:
+def rule_nfs053_vendor_actimeo(facts: MountFacts) -> list[Finding]:
+    """NFS053: an attribute cache timeout set below the vendor's minimum (Azure Files: 30 s).
+
+    Only timers set away from the kernel defaults are judged: the defaults are on every mount
+    that asked for nothing, and a finding on each of them would not tell one mount from another.
+    """
+    minimum = facts.vendor.min_actimeo
+    if minimum is None:
         return []
-    actimeo = _int(facts.effective.get("actimeo"))
-    if actimeo is None:
-        actimeo = min(
-            _int(facts.effective.get(name)) or default
-            for name, default in _ATTRIBUTE_CACHE_DEFAULTS.items()
-        )
-    if actimeo >= 30:
+    explicit = {
+        name: value
+        for name, default in _ATTRIBUTE_CACHE_DEFAULTS.items()
+        if (value := _int(facts.effective.get(name))) is not None and value != default
+    }
+    low = {name: value for name, value in explicit.items() if value < minimum}
+    if not low:
         return []
+    shown = ",".join(f"{name}={value}" for name, value in low.items())
     return [
         _finding(
             "NFS053",
             Severity.INFO,
-            f"attribute cache timeout {actimeo}s on Azure Files (below 30s hurts)",
-            "actimeo=30",
-            "S22 S24 S25",
+            f"attribute cache timeout set below {minimum}s on {facts.vendor.title} ({shown}): "
+            "the caches expire too quickly",
+            f"actimeo={minimum} (between {minimum} and 60)",
+            facts.vendor.source("min_actimeo"),
         )
     ]
 
@@ -797,7 +1019,6 @@ def rule_nfs054_lookupcache(facts: MountFacts) -> list[Finding]:
             f"lookupcache={mode}: lookups are revalidated (a cost, legitimate for "
             "shared directories)",
             "(informational)",
-            "S1",
         )
     ]
 
@@ -812,7 +1033,6 @@ def rule_nfs055_nosharecache(facts: MountFacts) -> list[Finding]:
             Severity.WARN,
             "nosharecache: several cached copies of one file can get out of sync",
             "remove nosharecache",
-            "S1",
         )
     ]
 
@@ -832,7 +1052,6 @@ def rule_nfs060_v3_local_locks(facts: MountFacts) -> list[Finding]:
             severity,
             f"NFSv3 with {what}: locks exclude only processes on this node",
             "remove nolock/local_lock and make NLM/NSM work, or move to NFSv4.1",
-            "S1 S18 S20",
         )
     ]
 
@@ -847,7 +1066,6 @@ def rule_nfs070_sync(facts: MountFacts) -> list[Finding]:
             Severity.INFO,
             "sync: every write waits for the server (a significant performance cost)",
             "remove sync unless the app needs it; apps can use O_SYNC/fsync",
-            "S1 S2",
         )
     ]
 
@@ -862,30 +1080,31 @@ def rule_nfs080_udp(facts: MountFacts) -> list[Finding]:
             Severity.ERROR,
             f"proto={facts.proto}: NFS over UDP can cause silent data corruption on Gigabit+ links",
             "proto=tcp",
-            "S1 S6",
         )
     ]
 
 
-def rule_nfs081_filestore_tcp(facts: MountFacts) -> list[Finding]:
-    """NFS081: Filestore v3 mounts without tcp probe UDP first (about 3 s per mount)."""
-    if facts.profile != PROFILE_FILESTORE or facts.version != "3":
+def rule_nfs081_v3_tcp(facts: MountFacts) -> list[Finding]:
+    """NFS081: NFSv3 mounts without tcp probe UDP first where mountd has none (Filestore)."""
+    if not facts.vendor.v3_needs_tcp or facts.version != "3":
         return []
     if facts.requested is not None:
         has_tcp = (
-            facts.requested.get("proto") == "tcp" or facts.requested.get("mountproto") == "tcp"
+            _netid(facts.requested.get("proto")) == "tcp"
+            or _netid(facts.requested.get("mountproto")) == "tcp"
         )
     else:
-        has_tcp = _text(facts.effective.get("mountproto")) in ("tcp", "tcp6")
+        has_tcp = _netid(facts.effective.get("mountproto")) == "tcp"
     if has_tcp:
         return []
     return [
         _finding(
             "NFS081",
             Severity.INFO,
-            "NFSv3 Filestore mount without tcp: mountd discovery tries UDP first (+3 s)",
+            f"NFSv3 {facts.vendor.title} mount without tcp: mountd discovery tries UDP first "
+            "(+3 s)",
             "add tcp",
-            "S28 S1",
+            facts.vendor.source("v3_needs_tcp") + " S1",
         )
     ]
 
@@ -901,7 +1120,6 @@ def rule_nfs090_intr(facts: MountFacts) -> list[Finding]:
             Severity.INFO,
             f"{','.join(found)} requested: ignored by the kernel",
             "remove it",
-            "S1",
         )
     ]
 
@@ -917,7 +1135,6 @@ def rule_nfs091_atime(facts: MountFacts) -> list[Finding]:
             Severity.INFO,
             f"{','.join(found)} requested: no effect on NFS mounts",
             "(no-op)",
-            "S1",
         )
     ]
 
@@ -933,7 +1150,6 @@ def rule_nfs092_bg(facts: MountFacts) -> list[Finding]:
             "bg requested: on failure mount(8) returns 0 and retries in the background, "
             "so the pod may write to the node's local directory",
             "remove bg (and retry=)",
-            "S1",
         )
     ]
 
@@ -954,27 +1170,28 @@ def rule_nfs093_fstab_only(facts: MountFacts) -> list[Finding]:
             f"{','.join(found)} requested: fstab/boot options, meaningless for kubelet "
             "and CSI mounts",
             "remove them (harmless)",
-            "S8 S10",
         )
     ]
 
 
 def rule_nfs100_auth_sys(facts: MountFacts) -> list[Finding]:
-    """NFS100: AUTH_SYS trusts client UIDs and sends data in the clear."""
-    if facts.sec != "sys" or facts.profile == PROFILE_AZURE_FILES:  # Azure Files requires sys
+    """NFS100: AUTH_SYS trusts client UIDs and, without a tunnel, sends data in the clear.
+
+    Quiet where the service accepts only AUTH_SYS (Azure Files), where RPC-with-TLS is on
+    (NFS101), and where the vendor's TLS tunnel carries the mount (efs-utils, see
+    :attr:`MountFacts.local_tls_tunnel`).
+    """
+    entry = facts.vendor
+    if facts.sec != "sys" or entry.requires_sec_sys:
         return []
-    fix = {
-        PROFILE_EFS: "use TLS through efs-utils (EFS has no Kerberos)",
-        PROFILE_ANF: "NFSv4.1 with sec=krb5p",
-        PROFILE_FILESTORE: "NFSv4.1 with sec=krb5p",
-    }.get(facts.profile, "sec=krb5p, RPC-with-TLS (xprtsec=tls), or accept the risk")
+    if _text(facts.effective.get("xprtsec")) in ("tls", "mtls") or facts.local_tls_tunnel:
+        return []
     return [
         _finding(
             "NFS100",
             Severity.INFO,
             "sec=sys: the server trusts client-asserted UIDs and data travels in clear",
-            fix,
-            "S1 S19 S26 S10 S13 S22",
+            entry.in_transit_fix,
         )
     ]
 
@@ -990,14 +1207,14 @@ def rule_nfs101_xprtsec(facts: MountFacts) -> list[Finding]:
             Severity.INFO,
             f"xprtsec={mode}: RPC traffic is TLS-protected",
             "(informational)",
-            "S1 S2",
         )
     ]
 
 
 def rule_nfs110_read_ahead(facts: MountFacts) -> list[Finding]:
-    """NFS110: 128 KiB NFS read-ahead (kernel >= 5.4 default) on cloud file services."""
-    if facts.profile not in (PROFILE_EFS, PROFILE_AZURE_FILES, PROFILE_ANF):
+    """NFS110: 128 KiB NFS read-ahead (kernel >= 5.4 default) where the vendor wants more."""
+    wanted = facts.vendor.read_ahead_kb
+    if wanted is None:
         return []
     read_ahead = facts.node.read_ahead_kb.get(facts.mount.major_minor or "")
     if read_ahead != 128:
@@ -1007,18 +1224,26 @@ def rule_nfs110_read_ahead(facts: MountFacts) -> list[Finding]:
             "NFS110",
             Severity.INFO,
             f"read_ahead_kb=128 for {facts.mount.major_minor}: sequential reads are throttled",
-            "set read_ahead_kb=15360 with a udev rule",
-            "S23 S12",
+            f"set read_ahead_kb={wanted} with a udev rule",
+            facts.vendor.source("read_ahead_kb"),
         )
     ]
 
 
 def rule_nfs111_slot_tables(facts: MountFacts) -> list[Finding]:
-    """NFS111: RPC slot tables above what ANF accepts per connection/session."""
-    node = facts.node
-    if facts.version == "3" and (node.tcp_max_slot_table_entries or 0) > 128:
+    """NFS111: RPC slot tables above what the vendor's server accepts (ANF: 128 / 180)."""
+    entry, node = facts.vendor, facts.node
+    if (
+        facts.version == "3"
+        and entry.max_tcp_slots is not None
+        and (node.tcp_max_slot_table_entries or 0) > entry.max_tcp_slots
+    ):
         value = f"tcp_max_slot_table_entries={node.tcp_max_slot_table_entries}"
-    elif facts.version in ("4.1", "4.2") and (node.max_session_slots or 0) > 180:
+    elif (
+        facts.version in ("4.1", "4.2")
+        and entry.max_session_slots is not None
+        and (node.max_session_slots or 0) > entry.max_session_slots
+    ):
         value = f"max_session_slots={node.max_session_slots}"
     else:
         return []
@@ -1026,9 +1251,10 @@ def rule_nfs111_slot_tables(facts: MountFacts) -> list[Finding]:
         _finding(
             "NFS111",
             Severity.INFO,
-            f"{value}: more slots than the server accepts",
-            "keep <= 128 per connection (NFSv3) / default 64 session slots (v4.1)",
-            "S17",
+            f"{value}: more slots than {entry.title} accepts",
+            f"keep <= {entry.max_tcp_slots} per connection (NFSv3) / the default 64 session "
+            "slots (v4.1)",
+            entry.source("max_tcp_slots"),
         )
     ]
 
@@ -1037,7 +1263,9 @@ def rule_nfsk8s001_requested_vs_effective(facts: MountFacts) -> list[Finding]:
     """NFSK8S001: a requested option is missing from, or differs in, the effective options."""
     if facts.requested is None:
         return []
-    differences = requested_vs_effective(facts.requested, facts.effective)
+    differences = requested_vs_effective(
+        facts.requested, facts.effective, helper_options=facts.vendor.helper_options
+    )
     if not differences:
         return []
     return [
@@ -1046,8 +1274,7 @@ def rule_nfsk8s001_requested_vs_effective(facts: MountFacts) -> list[Finding]:
             Severity.WARN,
             "requested options not in effect: " + "; ".join(differences),
             "compare requested and effective side by side; fix the root cause "
-            "(nconnect inherited per endpoint, negotiation, sharecache) and remount",
-            "S40 S1 S15 S2",
+            "(nconnect inherited per server, negotiation, sharecache) and remount",
         )
     ]
 
@@ -1069,7 +1296,6 @@ def rule_nfsk8s002_storageclass_drift(facts: MountFacts) -> list[Finding]:
             f"StorageClass mountOptions {list(class_options)} differ from the PV's "
             f"{list(pv_options)}: class edits do not reach existing PVs",
             "patch the PV (and remount) or re-provision",
-            "S41",
         )
     ]
 
@@ -1085,7 +1311,6 @@ def rule_nfsk8s003_no_mount_options(facts: MountFacts) -> list[Finding]:
             "the PV has no mountOptions: kernel/nfs-utils defaults apply (version "
             "negotiated, rsize/wsize negotiated)",
             f"set the {facts.profile} options explicitly (rules.md A.2)",
-            "S42 S43 S1",
         )
     ]
 
@@ -1102,7 +1327,6 @@ def rule_nfsk8s004_failed_mount_options(facts: MountFacts) -> list[Finding]:
             Severity.INFO,
             f"FailedMount with an option error: {events[0][:200]}",
             "fix the option string (Kubernetes does not validate mount options)",
-            "S40",
         )
     ]
 
@@ -1117,7 +1341,6 @@ def rule_nfsk8s005_legacy_annotation(facts: MountFacts) -> list[Finding]:
             Severity.INFO,
             "the PV uses volume.beta.kubernetes.io/mount-options (legacy)",
             "move the options to spec.mountOptions",
-            "S40",
         )
     ]
 
@@ -1129,11 +1352,11 @@ MOUNT_RULES: tuple[Callable[[MountFacts], list[Finding]], ...] = (
     rule_nfs004_version_not_pinned,
     rule_nfs010_soft_rw,
     rule_nfs011_soft_ro,
-    rule_nfs012_efs_soft_timeo,
+    rule_nfs012_soft_timeo,
     rule_nfs013_tcp_short_timeo,
-    rule_nfs014_efs_timeo_retrans,
+    rule_nfs014_vendor_timeo_retrans,
     rule_nfs020_small_rwsize,
-    rule_nfs021_anf_large_rwsize,
+    rule_nfs021_large_rwsize,
     rule_nfs022_rwsize_negotiated,
     rule_nfs023_small_rwsize_tcp,
     rule_nfs030_nconnect_limit,
@@ -1141,19 +1364,19 @@ MOUNT_RULES: tuple[Callable[[MountFacts], list[Finding]], ...] = (
     rule_nfs033_nconnect_krb5,
     rule_nfs034_nconnect_v40,
     rule_nfs035_nconnect_old_kernel,
-    rule_nfs036_ontap_max_connect,
+    rule_nfs036_max_connect,
     rule_nfs040_noresvport,
     rule_nfs041_noresvport_generic,
     rule_nfs050_noac,
     rule_nfs051_nocto_shared,
     rule_nfs052_long_actimeo_shared,
-    rule_nfs053_azure_actimeo,
+    rule_nfs053_vendor_actimeo,
     rule_nfs054_lookupcache,
     rule_nfs055_nosharecache,
     rule_nfs060_v3_local_locks,
     rule_nfs070_sync,
     rule_nfs080_udp,
-    rule_nfs081_filestore_tcp,
+    rule_nfs081_v3_tcp,
     rule_nfs090_intr,
     rule_nfs091_atime,
     rule_nfs092_bg,
@@ -1179,21 +1402,28 @@ RULE_IDS: tuple[str, ...] = tuple(
 
 
 def requested_vs_effective(
-    requested: Mapping[str, OptionValue], effective: Mapping[str, OptionValue]
+    requested: Mapping[str, OptionValue],
+    effective: Mapping[str, OptionValue],
+    *,
+    helper_options: Iterable[str] = (),
 ) -> list[str]:
     """Requested options that are missing from, or differ in, the effective options.
 
-    Both sides are normalized; userspace-only and atime options (NFS090-093) and options the
-    kernel does not print at their default (``lock``, ``port=2049``...) are not differences.
+    Both sides are normalized. Not differences: options only mount helpers read (``sloppy``,
+    ``_netdev``, ``noauto``... and the vendor helper's ``helper_options``, e.g. efs-utils'
+    ``tls``), atime options (NFS091), defaults the kernel does not print (``lookupcache=all``,
+    ``port=2049``, ``lock``...), the kernel's spellings (``positive`` shown as ``pos``) and the
+    address family of the transport (``tcp`` shown as ``tcp6`` on IPv6).
 
     Returns:
         Human-readable differences such as ``"nconnect: requested 8, effective absent"``.
     """
     wanted = normalize_options(requested)
     actual = normalize_options(effective)
+    skip = USERSPACE_ONLY | _ATIME_OPTIONS | frozenset(helper_options)
     differences: list[str] = []
     for key, value in wanted.items():
-        if key in USERSPACE_ONLY or key in _ATIME_OPTIONS or key.startswith("x-systemd."):
+        if key in skip or key.startswith("x-"):
             continue
         if key in ("hard",) and "soft" not in actual and "softerr" not in actual:
             continue  # hard is the default and older kernels do not print it
@@ -1209,6 +1439,8 @@ def requested_vs_effective(
         if have is None:
             differences.append(f"{key}: requested {_show(value)}, effective absent")
             continue
+        if key in ("proto", "mountproto") and _netid(value) == _netid(have):
+            continue  # the kernel prints tcp6/udp6/rdma6 for an IPv6 server
         both_numbers = _int(have) is not None and _int(value) is not None
         differ = _int(have) != _int(value) if both_numbers else _show(have) != _show(value)
         if differ:
@@ -1232,7 +1464,8 @@ def build_facts(
     """Gather and normalize what the rules need for one mount.
 
     Effective options are the mount's options overlaid with the mountstats ``opts:`` line (which
-    also prints defaulted values); requested options come from ``context.requested_options``.
+    also prints defaulted values); requested options come from ``context.requested_options``; the
+    profile from the override, the context's driver and class, or the server (:mod:`.vendors`).
     """
     context = context or VolumeContext()
     effective: dict[str, OptionValue] = dict(mount.options)
@@ -1245,7 +1478,7 @@ def build_facts(
         else normalize_options(options_from_list(context.requested_options))
     )
     chosen, reason = detect_profile(
-        server=mount.server,
+        server=_text(effective.get("addr")) if mount.server is None else mount.server,
         csi_driver=context.csi_driver,
         backend_type=context.backend_type,
         options=effective,
@@ -1271,32 +1504,43 @@ def evaluate_mount(facts: MountFacts) -> list[Finding]:
     return findings
 
 
-def endpoint_key(facts: MountFacts) -> tuple[str, str, str, str, str]:
-    """The per-server client key NFS031 groups by: (addr, port, proto, vers, sec)."""
+def client_key(facts: MountFacts) -> tuple[str, str, str, str, str]:
+    """The kernel's NFS client identity (K1): mounts with the same key share one ``nfs_client``
+    and therefore one nconnect.
+
+    ``(address, port, transport, version, xprtsec)``: the ``addr=`` address and its port (2049
+    when not printed), the transport without its address family (``tcp6`` is ``tcp`` to an IPv6
+    address), the version with its minor version, and the RPC-with-TLS policy. The security
+    flavour (``sec=``) is not part of it: a ``sec=sys`` and a ``sec=krb5p`` mount of one server
+    share one client.
+    """
     effective = facts.effective
-    address = _text(effective.get("addr")) or facts.mount.server or ""
     return (
-        address,
-        _text(effective.get("port")) or "",
-        facts.proto or "",
+        facts.address,
+        _text(effective.get("port")) or "2049",
+        _netid(effective.get("proto")) or "tcp",
         facts.version or "",
-        facts.sec,
+        _text(effective.get("xprtsec")) or "none",
     )
 
 
-def evaluate_nconnect_consistency(all_facts: Sequence[MountFacts]) -> dict[int, list[Finding]]:
-    """NFS031: nconnect must be the same on every mount of one server endpoint.
+#: Former name of :func:`client_key`.
+endpoint_key = client_key
 
-    Flags a group whose PVs request different nconnect values, a PV whose requested nconnect
-    differs from the group's effective one, or mounts of one endpoint with different effective
-    nconnect.
+
+def evaluate_nconnect_consistency(all_facts: Sequence[MountFacts]) -> dict[int, list[Finding]]:
+    """NFS031: nconnect must be the same on every mount that shares one NFS client.
+
+    Mounts are grouped by :func:`client_key`. Flags a group whose PVs request different nconnect
+    values, a PV whose requested nconnect differs from the group's effective one, or mounts of
+    one client with different effective nconnect.
 
     Returns:
         Findings keyed by the index of the mount in ``all_facts``.
     """
     groups: dict[tuple[str, str, str, str, str], list[int]] = {}
     for index, facts in enumerate(all_facts):
-        groups.setdefault(endpoint_key(facts), []).append(index)
+        groups.setdefault(client_key(facts), []).append(index)
     results: dict[int, list[Finding]] = {}
     for key, indexes in groups.items():
         effective_values = {all_facts[i].nconnect for i in indexes}
@@ -1305,6 +1549,7 @@ def evaluate_nconnect_consistency(all_facts: Sequence[MountFacts]) -> dict[int, 
             for requested in (all_facts[i].requested for i in indexes)
             if requested is not None
         }
+        flavours = sorted({all_facts[i].sec for i in indexes})
         for i in indexes:
             facts = all_facts[i]
             reasons: list[str] = []
@@ -1318,17 +1563,18 @@ def evaluate_nconnect_consistency(all_facts: Sequence[MountFacts]) -> dict[int, 
             if len(effective_values) > 1:
                 reasons.append(f"mounts of this endpoint run nconnect {sorted(effective_values)}")
             if reasons:
+                shared = f", sec={'/'.join(flavours)} share it" if len(flavours) > 1 else ""
+                tls = "" if key[4] == "none" else f", xprtsec={key[4]}"
                 results.setdefault(i, []).append(
                     _finding(
                         "NFS031",
                         Severity.WARN,
-                        f"inconsistent nconnect for {key[0]} ({key[2] or 'tcp'}, vers "
-                        f"{key[3]}, sec={key[4]}): "
+                        f"inconsistent nconnect for {key[0]} ({key[2]}, vers {key[3]}{tls}"
+                        f"{shared}): "
                         + "; ".join(reasons)
                         + " (the first mount of an endpoint sets it for all)",
                         "put the same nconnect on every PV/StorageClass for this server, "
                         "then remount (drain the node's pods using it)",
-                        "S15 S23 S2 S3",
                     )
                 )
     return results
@@ -1348,8 +1594,8 @@ def audit_mounts(
 
     Args:
         mounts: parsed mounts (any format); non-NFS mounts are skipped.
-        profile: vendor profile override for every mount (``efs``, ``azure-files``, ``anf``,
-            ``filestore``, ``ontap``, ``generic``); None detects per mount.
+        profile: vendor profile override for every mount (see :data:`PROFILES`); None detects
+            per mount.
         requested: requested options by mount point (shorthand for contexts with only
             ``requested_options``).
         contexts: Kubernetes facts by mount point (see :class:`VolumeContext`); wins over
@@ -1365,6 +1611,8 @@ def audit_mounts(
     Raises:
         ValueError: ``profile`` is not a known profile.
     """
+    if profile is not None:
+        vendor(profile)  # unknown profiles are refused even when no mount is NFS
     node = node or NodeFacts(kernel_release=kernel_release)
     if kernel_release and node.kernel_release is None:
         node = NodeFacts(
@@ -1437,6 +1685,13 @@ def _version_matches(requested: str, effective: OptionValue | None) -> bool:
         return True
     # "vers=4" asks for any 4.x; "4.0" is how the kernel prints plain v4.
     return requested == "4" and effective.startswith("4")
+
+
+def _netid(value: OptionValue | None) -> str | None:
+    """A transport without its address family: ``tcp6``→``tcp``, ``udp6``→``udp``."""
+    if not isinstance(value, str):
+        return None
+    return value[:-1] if value.endswith("6") else value
 
 
 def _soft(options: Mapping[str, OptionValue]) -> bool:

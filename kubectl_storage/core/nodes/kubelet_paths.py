@@ -27,6 +27,12 @@ from typing import Any
 from kubectl_storage.core.k8s.objects import dig
 
 DEFAULT_KUBELET_ROOT = "/var/lib/kubelet"
+
+#: StorageClass parameters that name Trident's backend driver: ``backendType`` (a Trident storage
+#: class attribute, NetAppDocs/trident ``trident-reference/objects.adoc``), the same key with
+#: Trident's ``trident.netapp.io/`` prefix, and ``storageDriverName`` (classes from which Trident
+#: creates the backend itself, e.g. FSx for NetApp ONTAP).
+BACKEND_TYPE_PARAMETERS = ("backendType", "trident.netapp.io/backendType", "storageDriverName")
 LEGACY_MOUNT_OPTIONS_ANNOTATION = "volume.beta.kubernetes.io/mount-options"
 
 KIND_POD_VOLUME = "pod-volume"
@@ -49,11 +55,16 @@ class VolumeContext:
             ``mountOptions`` volume attribute); None when unknown, ``()`` when the PV has none.
         storage_class_options: ``StorageClass.mountOptions`` of the PV's class, None if unknown.
         csi_driver: the PV's CSI driver or the class provisioner.
-        backend_type: Trident backend type (``azure-netapp-files``, ``ontap-nas``...), if known.
+        backend_type: Trident backend type (``azure-netapp-files``, ``ontap-nas``...), if known
+            (:meth:`VolumeOwner.volume_context` takes it from the class's ``backendType``).
         access_modes: PV access modes (``ReadWriteMany``...).
         rw_node_count: how many nodes mount this PV read-write, if known.
         legacy_annotation: the PV carries ``volume.beta.kubernetes.io/mount-options``.
         mount_events: messages of recent FailedMount events for pods using the PV.
+        storage_class_parameters: ``StorageClass.parameters`` as ``(key, value)`` pairs (the
+            Filestore ``tier``, Trident ``backendType``...); empty when unknown.
+        volume_attributes: the PV's ``spec.csi.volumeAttributes`` as pairs (EFS
+            ``encryptInTransit``...); empty when unknown.
     """
 
     pv_name: str | None = None
@@ -65,6 +76,33 @@ class VolumeContext:
     rw_node_count: int | None = None
     legacy_annotation: bool = False
     mount_events: tuple[str, ...] = ()
+    storage_class_parameters: tuple[tuple[str, str], ...] = ()
+    volume_attributes: tuple[tuple[str, str], ...] = ()
+
+    def class_parameter(self, key: str) -> str | None:
+        """One StorageClass parameter (key compared case-insensitively), or None."""
+        return _lookup(self.storage_class_parameters, key)
+
+    def volume_attribute(self, key: str) -> str | None:
+        """One CSI volume attribute (key compared case-insensitively, as CSI drivers do)."""
+        return _lookup(self.volume_attributes, key)
+
+
+def _lookup(pairs: Iterable[tuple[str, str]], key: str) -> str | None:
+    wanted = key.lower()
+    for name, value in pairs:
+        if name.lower() == wanted:
+            return value
+    return None
+
+
+def _string_pairs(mapping: Any) -> tuple[tuple[str, str], ...]:
+    """A JSON object's string-valued entries as sorted pairs (non-objects give ``()``)."""
+    if not isinstance(mapping, Mapping):
+        return ()
+    return tuple(
+        sorted((str(key), str(value)) for key, value in mapping.items() if value is not None)
+    )
 
 
 @dataclass(frozen=True)
@@ -124,20 +162,39 @@ class VolumeOwner:
     mount_options: tuple[str, ...] | None = None
     storage_class_mount_options: tuple[str, ...] | None = None
     legacy_annotation: bool = False
+    storage_class_provisioner: str | None = None
+    storage_class_parameters: tuple[tuple[str, str], ...] = ()
+    volume_attributes: tuple[tuple[str, str], ...] = ()
 
     def volume_context(
         self, *, rw_node_count: int | None = None, mount_events: Sequence[str] = ()
     ) -> VolumeContext:
-        """The facts the NFS rules need about this volume (see ``nfs_rules.VolumeContext``)."""
+        """The facts the NFS rules need about this volume (see ``nfs_rules.VolumeContext``).
+
+        The driver is the PV's CSI driver, else the class's provisioner; the backend type is
+        what the class's parameters say (Trident ``backendType``, ``storageDriverName``).
+        """
+        parameters = dict(self.storage_class_parameters)
+        backend_type = next(
+            (
+                parameters[key].strip()
+                for key in BACKEND_TYPE_PARAMETERS
+                if parameters.get(key, "").strip()
+            ),
+            None,
+        )
         return VolumeContext(
             pv_name=self.pv_name,
             requested_options=self.mount_options,
             storage_class_options=self.storage_class_mount_options,
-            csi_driver=self.csi_driver,
+            csi_driver=self.csi_driver or self.storage_class_provisioner,
+            backend_type=backend_type,
             access_modes=self.access_modes,
             rw_node_count=rw_node_count,
             legacy_annotation=self.legacy_annotation,
             mount_events=tuple(mount_events),
+            storage_class_parameters=self.storage_class_parameters,
+            volume_attributes=self.volume_attributes,
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -302,6 +359,9 @@ def resolve_volume(
             tuple(dig(storage_class, "mountOptions") or ()) if storage_class is not None else None
         ),
         legacy_annotation=bool(legacy),
+        storage_class_provisioner=dig(storage_class, "provisioner"),
+        storage_class_parameters=_string_pairs(dig(storage_class, "parameters")),
+        volume_attributes=_string_pairs(dig(pv, "spec", "csi", "volumeAttributes")),
     )
 
 
