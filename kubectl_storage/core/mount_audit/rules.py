@@ -70,7 +70,6 @@ __all__ = [
     "build_facts",
     "client_key",
     "detect_profile",
-    "endpoint_key",
     "evaluate_mount",
     "evaluate_nconnect_consistency",
     "kernel_version",
@@ -1522,10 +1521,6 @@ def client_key(facts: MountFacts) -> tuple[str, str, str, str, str]:
         facts.version or "",
         _text(effective.get("xprtsec")) or "none",
     )
-
-
-#: Former name of :func:`client_key`.
-endpoint_key = client_key
 
 
 def evaluate_nconnect_consistency(all_facts: Sequence[MountFacts]) -> dict[int, list[Finding]]:
