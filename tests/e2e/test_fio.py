@@ -137,7 +137,8 @@ def test_restricted_namespace_admits_the_benchmark_pod(cluster, namespace) -> No
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-s", "no-such-class", "-z", "1Gi"], "StorageClass no-such-class does not exist"),
+        # Local input is judged first: a size that fits, so the class check is what refuses.
+        (["-s", "no-such-class", "-z", "10Gi"], "StorageClass no-such-class does not exist"),
         (["-s", "csi-hostpath-sc", "-z", "1Gi", "--profile", "default"], "short"),
         (["--pvc", "no-such-pvc"], 'PVC "no-such-pvc" does not exist'),
     ],
@@ -153,7 +154,7 @@ def test_refusals_create_nothing(cluster, namespace, args: list[str], message: s
 
 
 def test_missing_namespace(cluster) -> None:
-    result = run_cli("fio", "-s", "csi-hostpath-sc", "-z", "1Gi", "-n", "no-such-namespace")
+    result = run_cli("fio", "-s", "csi-hostpath-sc", "-z", "10Gi", "-n", "no-such-namespace")
     assert result.exit_code == 2
     assert 'namespace "no-such-namespace" does not exist' in result.stderr
 
