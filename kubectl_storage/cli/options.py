@@ -27,7 +27,7 @@ def parse_size(text: str) -> Size:
     try:
         return Size.parse(text)
     except QuantityError as exc:
-        raise typer.BadParameter(f"{exc} (example: 20Gi)") from exc
+        raise typer.BadParameter(str(exc)) from exc
 
 
 def positive_seconds(value: float | None) -> float | None:
