@@ -23,4 +23,4 @@ def classes_command(ctx: typer.Context) -> None:
 
     options = options_of(ctx)
     report = list_classes(options.connect())
-    options.emit(report.to_dict(), write_classes_table)
+    options.emit(report, write_classes_table)

@@ -67,6 +67,6 @@ def cleanup_command(
         timeout_s=timeout,
     )
     report = cleanup(api, request)
-    options.emit(report.to_dict(), write_cleanup_table)
+    options.emit(report, write_cleanup_table)
     if (report.objects and not report.deleted) or report.still_present:
         raise typer.Exit(ExitCode.FINDINGS)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import typer
 
-from kubectl_storage.render.output import OutputFormat, write_report
+from kubectl_storage.render.output import OutputFormat, Report, write_report
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from kubectl_storage.operations.pipeline import Command, Plan, Session
 
 RequestT = TypeVar("RequestT")
+OutT = TypeVar("OutT", bound="Report | dict[str, Any]")
 PlanT = TypeVar("PlanT", bound="Plan")
 ReportT = TypeVar("ReportT")
 log = logging.getLogger(__name__)
@@ -103,10 +104,8 @@ class GlobalOptions:
             self.stdout.flush()
         return outcome.report
 
-    def emit(
-        self, report: dict[str, Any], table: Callable[[dict[str, Any], TextIO, bool], None]
-    ) -> None:
-        """Write the result to stdout in the chosen format."""
+    def emit(self, report: OutT, table: Callable[[OutT, TextIO, bool], None]) -> None:
+        """Write the result to stdout in the chosen format (the table draws ``report``)."""
         write_report(report, self.output, self.stdout, table)
         self.stdout.flush()
 

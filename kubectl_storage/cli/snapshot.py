@@ -137,7 +137,7 @@ def list_command(
     options = options_of(ctx)
     namespace = options.resolved_namespace()
     result = list_snapshots(options.connect(), namespace, all_namespaces=all_namespaces)
-    options.emit(result.to_dict(), write_snapshot_list_table)
+    options.emit(result, write_snapshot_list_table)
 
 
 # -- check ------------------------------------------------------------------------------------
@@ -222,10 +222,10 @@ def check_command(
     if report is None:
         return
     options.emit(report, write_check_table)
-    if report["verdict"] != "pass":
+    if report.verdict != "pass":
         raise FindingsError(
-            f"snapshot check of StorageClass {report['storageClass']} failed: "
-            + "; ".join(report["problems"][:5]),
+            f"snapshot check of StorageClass {report.storage_class} failed: "
+            + "; ".join(report.problems[:5]),
             "The restore did not hold the snapshot-time content. Run with --keep to inspect "
             "the volumes, and report it to the CSI driver's maintainers with -o json output.",
         )

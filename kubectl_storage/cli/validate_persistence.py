@@ -134,7 +134,7 @@ def validate_persistence_command(
     )
     if report is None:
         return
-    options.emit(report.to_dict(), write_persistence_table)
+    options.emit(report, write_persistence_table)
     if report.failed_phases:
         hint = "See the NOTE column; --keep leaves the pod and its volume for a closer look."
         if volume_type is VolumeType.EMPTY_DIR:

@@ -1,10 +1,15 @@
-"""Choosing the renderer: ``-o table|json|yaml`` over one report dict."""
+"""Choosing the renderer: ``-o table|json|yaml`` over one report.
+
+A report is a typed object with ``to_dict()`` (its JSON document, the contract in docs/output.md);
+the table renderer draws the typed object itself. Reports still built as dicts (fio, mount-audit,
+iscsi, snapshot browse listings and cp) pass through unchanged.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from enum import StrEnum
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO, TypeVar
 
 from kubectl_storage.render.structured import write_json, write_yaml
 
@@ -18,16 +23,32 @@ class OutputFormat(StrEnum):
     YAML = "yaml"
 
 
+class Report(Protocol):
+    """A typed report: its JSON document is ``to_dict()``."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report's document (apiVersion, kind, stable key order)."""
+        ...
+
+
+ReportT = TypeVar("ReportT", bound="Report | dict[str, Any]")
+
+
+def document_of(report: Report | dict[str, Any]) -> dict[str, Any]:
+    """The JSON/YAML document of a report."""
+    return report if isinstance(report, dict) else report.to_dict()
+
+
 def write_report(
-    report: dict[str, Any],
+    report: ReportT,
     fmt: OutputFormat,
     out: TextIO,
-    table: Callable[[dict[str, Any], TextIO, bool], None],
+    table: Callable[[ReportT, TextIO, bool], None],
 ) -> None:
     """Write ``report`` in ``fmt``; ``table(report, out, wide)`` draws the human form."""
     if fmt is OutputFormat.JSON:
-        write_json(report, out)
+        write_json(document_of(report), out)
     elif fmt is OutputFormat.YAML:
-        write_yaml(report, out)
+        write_yaml(document_of(report), out)
     else:
         table(report, out, fmt is OutputFormat.WIDE)

@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from kubectl_storage.core.k8s.quantities import format_bytes
-from kubectl_storage.core.snapshot.snapshots import ListingEntry, format_age
+from kubectl_storage.core.snapshot.snapshots import (
+    ListingEntry,
+    SnapshotCheckReport,
+    SnapshotInfo,
+    SnapshotList,
+    format_age,
+    quantity_bytes,
+)
 from kubectl_storage.render.tables import write_table
 
 
@@ -15,34 +22,21 @@ def _ready(value: bool | None) -> str:
     return "true" if value else "false"
 
 
-def _source(snapshot: dict[str, Any]) -> str:
-    if snapshot.get("sourcePvc"):
-        gone = " (gone)" if snapshot.get("sourcePvcPresent") is False else ""
-        return f"pvc/{snapshot['sourcePvc']}{gone}"
-    if snapshot.get("sourceContent"):
-        return f"content/{snapshot['sourceContent']}"
-    return "-"
-
-
-def _size(snapshot: dict[str, Any]) -> str:
-    size_bytes = snapshot.get("restoreSizeBytes")
-    if isinstance(size_bytes, int):
+def _size(snapshot: SnapshotInfo) -> str:
+    size_bytes = quantity_bytes(snapshot.restore_size) if snapshot.restore_size else None
+    if size_bytes is not None:
         return format_bytes(size_bytes)
-    return str(snapshot.get("restoreSize") or "-")
+    return snapshot.restore_size or "-"
 
 
-def write_snapshot_list_table(report: dict[str, Any], out: TextIO, wide: bool = False) -> None:
+def write_snapshot_list_table(report: SnapshotList, out: TextIO, wide: bool = False) -> None:
     """One row per VolumeSnapshot, kubectl-style; errors on their own lines below."""
-    snapshots = report.get("snapshots") or []
+    snapshots = report.snapshots
+    all_ns = report.namespace is None
     if not snapshots:
-        where = (
-            "in any namespace"
-            if report.get("allNamespaces")
-            else f"in namespace {report.get('namespace')}"
-        )
+        where = "in any namespace" if all_ns else f"in namespace {report.namespace}"
         out.write(f"No VolumeSnapshots found {where}.\n")
         return
-    all_ns = bool(report.get("allNamespaces"))
     headers = ["name", "ready", "source", "class", "driver", "restore size", "age"]
     if all_ns:
         headers.insert(0, "namespace")
@@ -50,31 +44,30 @@ def write_snapshot_list_table(report: dict[str, Any], out: TextIO, wide: bool = 
         headers += ["content", "created", "handle"]
     rows = []
     for snap in snapshots:
-        name = snap["name"] + (" (deleting)" if snap.get("deleting") else "")
         row = [
-            name,
-            _ready(snap.get("readyToUse")),
-            _source(snap),
-            snap.get("snapshotClass") or "-",
-            snap.get("driver") or "-",
+            snap.name + (" (deleting)" if snap.deleting else ""),
+            _ready(snap.ready),
+            snap.source_text,
+            snap.snapshot_class or "-",
+            snap.driver or "-",
             _size(snap),
-            format_age(snap.get("ageSeconds")),
+            format_age(snap.age_s),
         ]
         if all_ns:
-            row.insert(0, snap.get("namespace") or "-")
+            row.insert(0, snap.namespace or "-")
         if wide:
             row += [
-                snap.get("boundContent") or "-",
-                snap.get("created") or "-",
-                snap.get("snapshotHandle") or "-",
+                snap.bound_content or "-",
+                snap.to_dict()["created"] or "-",
+                snap.snapshot_handle or "-",
             ]
         rows.append(row)
     write_table(rows, headers, out)
-    errors = [s for s in snapshots if s.get("error")]
+    errors = [s for s in snapshots if s.error]
     if errors:
         out.write("\nErrors:\n")
         for snap in errors:
-            out.write(f"  {snap['name']}: {snap['error']}\n")
+            out.write(f"  {snap.name}: {snap.error}\n")
 
 
 _STATUS_LABEL = {
@@ -94,44 +87,39 @@ def _quantity(value: Any) -> str:
     return f"{text} ({format_bytes(int(text))})" if text.isdigit() else text
 
 
-def write_check_table(report: dict[str, Any], out: TextIO, wide: bool = False) -> None:
+def write_check_table(report: SnapshotCheckReport, out: TextIO, wide: bool = False) -> None:
     """Verdict, times per step, every file's state, and the problems."""
-    verdict = str(report.get("verdict", "")).upper()
     out.write(
-        f"Snapshot check of StorageClass {report.get('storageClass')}: {verdict}\n"
-        f"  snapshot class {report.get('snapshotClass')} (driver {report.get('driver')}), "
-        f"volume {report.get('size')}, restored as {_quantity(report.get('restoreSize'))}\n\n"
+        f"Snapshot check of StorageClass {report.storage_class}: {report.verdict.upper()}\n"
+        f"  snapshot class {report.snapshot_class} (driver {report.driver}), "
+        f"volume {report.size}, restored as {_quantity(report.restore_size)}\n\n"
     )
-    steps = [[s["name"], f"{s['seconds']:.1f}s"] for s in report.get("steps") or []]
-    steps.append(["total", f"{float(report.get('totalSeconds') or 0):.1f}s"])
+    steps = [[s.name, f"{s.seconds:.1f}s"] for s in report.steps]
+    steps.append(["total", f"{report.total_seconds:.1f}s"])
     write_table(steps, ["step", "time"], out)
     out.write("\n")
     rows = []
-    for f in report.get("files") or []:
-        size = f.get("sizeBytes")
+    for f in report.files:
         row = [
-            f["path"],
-            format_bytes(size) if isinstance(size, int) else "-",
-            "yes" if f.get("changedAfterSnapshot") else "no",
-            _STATUS_LABEL.get(f["status"], f["status"]),
+            f.path,
+            format_bytes(f.size_bytes) if f.size_bytes is not None else "-",
+            "yes" if f.changed_after_snapshot else "no",
+            _STATUS_LABEL.get(str(f.status), str(f.status)),
         ]
         if wide:
-            row += [
-                (f.get("snapshotSha256") or "-")[:16],
-                (f.get("restoredSha256") or "-")[:16],
-            ]
+            row += [(f.snapshot_sha256 or "-")[:16], (f.restored_sha256 or "-")[:16]]
         rows.append(row)
     headers = ["file", "size", "changed after snapshot", "in restore"]
     if wide:
         headers += ["sha256 at snapshot", "sha256 restored"]
     write_table(rows, headers, out)
-    changes = report.get("changesAfterSnapshot") or []
-    if changes:
-        out.write("\nAfter the snapshot the source was changed: " + "; ".join(changes) + ".\n")
-    problems = report.get("problems") or []
-    if problems:
+    if report.changes:
+        out.write(
+            "\nAfter the snapshot the source was changed: " + "; ".join(report.changes) + ".\n"
+        )
+    if report.problems:
         out.write("\nProblems:\n")
-        out.writelines(f"  {p}\n" for p in problems)
+        out.writelines(f"  {p}\n" for p in report.problems)
     else:
         out.write("The restore holds exactly the snapshot-time content and none of the change.\n")
 

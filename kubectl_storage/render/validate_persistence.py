@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from typing import TextIO
 
+from kubectl_storage.core.validate_persistence.mysql import (
+    PersistenceReport,
+    PhaseResult,
+    Verdict,
+    VolumeType,
+)
 from kubectl_storage.render.tables import write_table
 
 
@@ -15,42 +21,41 @@ def _count(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
-def _checksum(phase: dict[str, Any]) -> str:
-    match = phase.get("checksum_match")
-    if match is None:
+def _checksum(phase: PhaseResult) -> str:
+    if phase.comparison is None:
         return "-"
-    return "match" if match else "DIFFERS"
+    return "match" if phase.comparison.checksum_match else "DIFFERS"
 
 
-def _commits(phase: dict[str, Any]) -> str:
-    commits = phase.get("commits")
-    if not commits:
+def _commits(phase: PhaseResult) -> str:
+    commits = phase.commits
+    if commits is None:
         return "-"
-    return f"{commits.get('acknowledged_present')}/{commits.get('acknowledged')}"
+    return f"{commits.acknowledged_present}/{commits.acknowledged}"
 
 
-def _target(report: dict[str, Any]) -> str:
-    if report.get("volume_type") == "emptyDir":
+def _target(report: PersistenceReport) -> str:
+    if report.volume_type is VolumeType.EMPTY_DIR:
         return "an emptyDir volume (control: pod-local, expected to lose data)"
-    return f"StorageClass {report.get('storage_class')} ({report.get('size')} PVC)"
+    return f"StorageClass {report.storage_class} ({report.size} PVC)"
 
 
-def verdict_line(report: dict[str, Any]) -> str:
+def verdict_line(report: PersistenceReport) -> str:
     """One sentence a person can quote."""
-    phases = report.get("phases") or []
-    passed = [p["phase"] for p in phases if p.get("verdict") == "pass" and p["phase"] != "seed"]
-    failed = [p for p in phases if p.get("verdict") == "fail"]
-    skipped = [p["phase"] for p in phases if p.get("verdict") == "skipped"]
+    phases = report.phases
+    passed = [p.phase for p in phases if p.verdict is Verdict.PASS and p.phase != "seed"]
+    failed = [p for p in phases if p.verdict is Verdict.FAIL]
+    skipped = [p.phase for p in phases if p.verdict is Verdict.SKIPPED]
     where = (
         "the emptyDir volume"
-        if report.get("volume_type") == "emptyDir"
-        else f"StorageClass {report.get('storage_class')}"
+        if report.volume_type is VolumeType.EMPTY_DIR
+        else f"StorageClass {report.storage_class}"
     )
     if failed:
         first = failed[0]
-        text = f"FAIL: committed data was lost on {where} in {first['phase']}"
-        if first.get("note"):
-            text += f" ({first['note']})"
+        text = f"FAIL: committed data was lost on {where} in {first.phase}"
+        if first.note:
+            text += f" ({first.note})"
     elif passed:
         text = f"PASS: committed data survived {', '.join(passed)} on {where}"
     else:
@@ -60,37 +65,35 @@ def verdict_line(report: dict[str, Any]) -> str:
     return text
 
 
-def write_persistence_table(report: dict[str, Any], out: TextIO, wide: bool = False) -> None:
+def write_persistence_table(report: PersistenceReport, out: TextIO, wide: bool = False) -> None:
     """Phases as rows; wide adds nodes, checksums and the counts of missing/changed rows."""
     rows = []
-    for phase in report.get("phases") or []:
-        row = [
-            phase.get("phase"),
-            phase.get("verdict"),
-            _seconds(phase.get("time_to_ready_s")),
-            _count(phase.get("rows_expected")),
-            _count(phase.get("rows_found")),
+    for phase in report.phases:
+        found = phase.comparison
+        row: list[object] = [
+            phase.phase,
+            phase.verdict.value,
+            _seconds(phase.time_to_ready_s),
+            _count(found.rows_expected if found else None),
+            _count(found.rows_found if found else None),
             _checksum(phase),
             _commits(phase),
         ]
         if wide:
             row += [
-                _count(phase.get("rows_missing")),
-                _count(phase.get("rows_changed")),
-                phase.get("node_before") or "-",
-                phase.get("node_after") or "-",
-                (phase.get("checksum_found") or "-")[:19],
+                _count(len(found.missing_ids) if found else None),
+                _count(len(found.changed_ids) if found else None),
+                phase.node_before or "-",
+                phase.node_after or "-",
+                (found.checksum_found if found else "-")[:19],
             ]
-        row.append(phase.get("note") or "")
+        row.append(phase.note)
         rows.append(row)
     headers = ["phase", "verdict", "ready after", "rows expected", "rows found", "checksum"]
     headers.append("acked present")
     if wide:
         headers += ["missing", "changed", "node before", "node after", "checksum found"]
     headers.append("note")
-    title = (
-        f"MySQL persistence on {_target(report)}: {report.get('rows'):,} rows, "
-        f"image {report.get('image')}"
-    )
+    title = f"MySQL persistence on {_target(report)}: {report.rows:,} rows, image {report.image}"
     write_table(rows, headers, out, title=title)
     out.write(verdict_line(report) + "\n")

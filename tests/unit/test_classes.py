@@ -6,7 +6,7 @@ import io
 import json
 from typing import Any
 
-from kubectl_storage.core.classes import build_class_list, looks_like_nfs
+from kubectl_storage.core.classes import ClassList, build_class_list, looks_like_nfs
 from kubectl_storage.render.classes import write_classes_table
 from kubectl_storage.render.structured import write_json
 
@@ -165,7 +165,7 @@ def test_two_default_snapshot_classes_for_one_driver() -> None:
     assert note_ids(report) == ["CLS007"]
 
 
-def _sample_report() -> dict[str, Any]:
+def _sample_report() -> ClassList:
     return build_class_list(
         [
             make_storage_class("csi-hostpath-sc", default=True, allowVolumeExpansion=True),
@@ -177,11 +177,11 @@ def _sample_report() -> dict[str, Any]:
         ],
         [make_snapshot_class("csi-hostpath-snapclass")],
         [make_csi_driver(attachRequired=False, fsGroupPolicy="File")],
-    ).to_dict()
+    )
 
 
 def test_json_contract() -> None:
-    report = _sample_report()
+    report = _sample_report().to_dict()
     assert list(report)[:2] == ["apiVersion", "kind"]
     assert report["apiVersion"] == "kubectl-storage/v1alpha1"
     assert report["kind"] == "ClassList"
@@ -213,6 +213,6 @@ def test_golden_wide_table(golden) -> None:
 
 def test_golden_json(golden) -> None:
     out = io.StringIO()
-    write_json(_sample_report(), out)
+    write_json(_sample_report().to_dict(), out)
     json.loads(out.getvalue())
     golden("classes-basic.json", out.getvalue())

@@ -100,7 +100,7 @@ def test_still_present_objects_say_what_holds_them() -> None:
     assert hint.startswith("snapshot.storage.kubernetes.io/pvc-as-source-protection: ")
     assert "kubectl patch pvc ks-snapshot-check-47xmjxuo-source -n ns --type=merge" in hint
     assert """-p '{"metadata":{"finalizers":null}}'""" in hint
-    report = CleanupReport(objects=(item,), deleted=True, still_present=(item,)).to_dict()
+    report = CleanupReport(objects=(item,), deleted=True, still_present=(item,))
     out = io.StringIO()
     write_cleanup_table(report, out)
     text = out.getvalue()

@@ -711,10 +711,10 @@ def test_lost_commits_fail_the_phase() -> None:
 
 
 def test_verdict_lines() -> None:
-    assert verdict_line(_report().to_dict()) == (
+    assert verdict_line(_report()) == (
         "PASS: committed data survived restart, crash on StorageClass fast; skipped: reschedule"
     )
-    assert verdict_line(_report(emptydir=True).to_dict()).startswith(
+    assert verdict_line(_report(emptydir=True)).startswith(
         "FAIL: committed data was lost on the emptyDir volume in restart "
         "(table testdb.tasks is gone"
     )
@@ -722,19 +722,19 @@ def test_verdict_lines() -> None:
 
 def test_golden_table(golden) -> None:
     out = io.StringIO()
-    write_persistence_table(_report().to_dict(), out)
+    write_persistence_table(_report(), out)
     golden("persistence-pass.txt", out.getvalue())
 
 
 def test_golden_wide_table(golden) -> None:
     out = io.StringIO()
-    write_persistence_table(_report().to_dict(), out, wide=True)
+    write_persistence_table(_report(), out, wide=True)
     golden("persistence-pass-wide.txt", out.getvalue())
 
 
 def test_golden_empty_dir_loss(golden) -> None:
     out = io.StringIO()
-    write_persistence_table(_report(emptydir=True).to_dict(), out)
+    write_persistence_table(_report(emptydir=True), out)
     golden("persistence-emptydir-loss.txt", out.getvalue())
 
 

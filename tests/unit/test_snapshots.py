@@ -30,6 +30,7 @@ from kubectl_storage.core.snapshot.snapshots import (
     FileStatus,
     SnapshotCheckReport,
     SnapshotChoiceError,
+    SnapshotList,
     StepTiming,
     build_listing_report,
     build_snapshot_list,
@@ -128,7 +129,7 @@ def make_pvc(
     }
 
 
-def sample_list(namespace: str | None = "db") -> dict[str, Any]:
+def sample_list(namespace: str | None = "db") -> SnapshotList:
     snapshots = [
         make_snapshot(),
         make_snapshot("orphan-snap", pvc="deleted-pvc", bound="snapcontent-2", restore_size=None),
@@ -166,14 +167,14 @@ def sample_list(namespace: str | None = "db") -> dict[str, Any]:
         now=NOW,
         namespace=namespace,
         pvcs=pvcs,
-    ).to_dict()
+    )
 
 
 # -- the list ---------------------------------------------------------------------------------
 
 
 def test_list_fields_per_snapshot() -> None:
-    report = sample_list()
+    report = sample_list().to_dict()
     assert (report["apiVersion"], report["kind"]) == ("kubectl-storage/v1alpha1", "SnapshotList")
     by_name = {s["name"]: s for s in report["snapshots"]}
     assert list(by_name) == ["broken", "data-snap", "imported", "orphan-snap"]  # sorted
@@ -241,7 +242,7 @@ def test_list_table_all_namespaces_wide_golden(golden) -> None:
 
 def test_empty_list_says_where() -> None:
     out = io.StringIO()
-    empty = build_snapshot_list([], [], [], now=NOW, namespace="db").to_dict()
+    empty = build_snapshot_list([], [], [], now=NOW, namespace="db")
     write_snapshot_list_table(empty, out)
     assert out.getvalue() == "No VolumeSnapshots found in namespace db.\n"
 
@@ -652,16 +653,16 @@ def test_report_contract() -> None:
 
 def test_check_table_pass_golden(golden) -> None:
     out = io.StringIO()
-    write_check_table(check_report().to_dict(), out)
+    write_check_table(check_report(), out)
     golden("snapshot-check-pass.txt", out.getvalue())
 
 
 def test_check_table_fail_wide_golden(golden) -> None:
     at = sums()
     restored = dict(changed(at))  # a "snapshot" that followed the source
-    report = check_report(restored).to_dict()
-    assert report["verdict"] == "fail"
-    assert len(report["problems"]) == 4
+    report = check_report(restored)
+    assert report.verdict == "fail"
+    assert len(report.problems) == 4
     out = io.StringIO()
     write_check_table(report, out, wide=True)
     golden("snapshot-check-fail-wide.txt", out.getvalue())

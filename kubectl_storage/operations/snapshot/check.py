@@ -257,13 +257,15 @@ class CheckCommand:
             provisioner=str(storage_class.get("provisioner") or ""),
         )
 
-    def run(self, api: KubeApi, plan: CheckPlan, scope: RunScope, progress: Progress) -> JsonDict:
+    def run(
+        self, api: KubeApi, plan: CheckPlan, scope: RunScope, progress: Progress
+    ) -> SnapshotCheckReport:
         """See :func:`run_check`."""
         return run_check(api, plan, scope, progress.step)
 
 
-def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> JsonDict:
-    """Run the planned check and return the SnapshotCheckReport dict (``verdict``)."""
+def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> SnapshotCheckReport:
+    """Run the planned check and return its report (``verdict`` pass or fail)."""
     request = plan.request
     ns = plan.namespace
     timeout = request.pods.timeout_s
@@ -347,4 +349,4 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Jso
         setup_problems=tuple(plan_problems(at_snapshot, after_change)),
     )
     step(f"{label}: {report.verdict} ({report.total_seconds:.0f}s)")
-    return report.to_dict()
+    return report
