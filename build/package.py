@@ -5,8 +5,11 @@
 
 Writes, for <os>_<arch> of this machine (PyInstaller does not cross-compile):
 
-    dist/kubectl-storage_<os>_<arch>.tar.gz(.sha256)  the one-folder build + LICENSE (krew archive)
-    dist/kubectl-storage_<os>_<arch>[.exe](.sha256)   the one-file build (single-binary download)
+    dist/kubectl-storage_<os>_<arch>.tar.gz(.sha256)  the one-folder build, kubectl's completion
+                                                      executable and LICENSE (krew archive)
+    dist/kubectl-storage_<os>_<arch>[.exe](.sha256)   the one-file build (single-binary download;
+                                                      run as kubectl_complete-storage, through a
+                                                      link or a copy, it completes for kubectl)
     dist/storage.yaml                                 krew-manifest.yaml rendered for that archive
 
 The archive is reproducible from the same build output: entries sorted, mtimes fixed
@@ -37,6 +40,7 @@ WORK = ROOT / "build" / "work"
 DIST = ROOT / "dist"
 TEMPLATE = ROOT / "krew-manifest.yaml"
 LICENSE = ROOT / "LICENSE"
+BUILD = ROOT / "build"
 NAME = "kubectl-storage"
 PLUGIN = "storage"
 DEFAULT_EPOCH = 315532800  # 1980-01-01T00:00:00Z, the earliest time zip can also store
@@ -67,6 +71,11 @@ def archive_name(os_name: str, arch: str) -> str:
     return f"{NAME}_{os_name}_{arch}.tar.gz"
 
 
+def completer_name(os_name: str) -> str:
+    """kubectl's completion executable for the plugin (kubectl 1.26+ runs it from PATH)."""
+    return "kubectl_complete-storage.cmd" if os_name == "windows" else "kubectl_complete-storage"
+
+
 def onefile_name(os_name: str, arch: str) -> str:
     """The single-binary download's file name."""
     return f"{NAME}_{os_name}_{arch}" + (".exe" if os_name == "windows" else "")
@@ -82,6 +91,16 @@ def package_version() -> str:
 
 
 # -- checksums and the archive ----------------------------------------------------------------
+
+
+def add_completer(onedir: Path, os_name: str) -> Path:
+    """Copy kubectl's completion executable (build/kubectl_complete-storage, a shell script;
+    a .cmd on Windows) next to the one-folder executable, executable for everyone."""
+    name = completer_name(os_name)
+    target = onedir / name
+    shutil.copyfile(BUILD / name, target)
+    target.chmod(0o755)
+    return target
 
 
 def sha256_of(path: Path) -> str:
@@ -309,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
         if not path.is_file():
             raise SystemExit(f"error: {path} is missing; run without --skip-build")
 
+    add_completer(onedir, os_name)
     DIST.mkdir(exist_ok=True)
     archive = DIST / archive_name(os_name, arch)
     write_archive(onedir, archive, epoch)

@@ -2,27 +2,176 @@
 
 This is the only module that exits the process. Everything below it raises our errors
 (errors.py), and ``main`` turns them into one ``error:`` paragraph on stderr and an exit code.
+
+Subcommands are registered lazily: :data:`COMMANDS` names each one's module, attribute and
+one-line help, and :class:`LazyGroup` imports a command's module only when that command runs,
+its help is shown or its arguments are completed. ``kubectl storage --help`` lists every command
+from the table alone (tests/cli/test_completion.py checks the table against the docstrings).
 """
 
 from __future__ import annotations
 
+import difflib
+import importlib
 import logging
 import sys
 import traceback
-from typing import Annotated, NoReturn
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, NoReturn, cast
 
 import typer
+import typer.main
+from typer.core import TyperCommand, TyperGroup
+from typer.models import CommandInfo, TyperInfo
 
 from kubectl_storage import __version__
-from kubectl_storage.cli.classes import classes_command
-from kubectl_storage.cli.cleanup import cleanup_command
 from kubectl_storage.cli.context import GlobalOptions
+from kubectl_storage.cli.help_format import tidy_help, tidy_param
 from kubectl_storage.errors import StorageToolError
 from kubectl_storage.exit_codes import ExitCode
 from kubectl_storage.logs import setup_logging
 from kubectl_storage.render.output import OutputFormat
 
 PROG_NAME = "kubectl storage"
+#: Without a subcommand, `kubectl storage` runs this one.
+DEFAULT_COMMAND = "classes"
+#: kubectl (1.26+) completes `kubectl storage …` by running this executable from PATH.
+COMPLETER_NAME = "kubectl_complete-storage"
+
+
+@dataclass(frozen=True)
+class CommandEntry:
+    """Where a subcommand lives, and its one-line help for the command list."""
+
+    module: str
+    attr: str  # a command function, or a typer.Typer for a command group
+    help: str  # the first paragraph of the command's own help (a unit test keeps them equal)
+
+
+COMMANDS: dict[str, CommandEntry] = {
+    "classes": CommandEntry(
+        "kubectl_storage.cli.classes",
+        "classes_command",
+        "List StorageClasses, VolumeSnapshotClasses and CSI drivers, with notes on what is odd.",
+    ),
+    "fio": CommandEntry(
+        "kubectl_storage.cli.fio",
+        "fio_command",
+        "Benchmark StorageClasses with fio: IOPS, bandwidth and latency percentiles.",
+    ),
+    "snapshot": CommandEntry(
+        "kubectl_storage.cli.snapshot",
+        "snapshot_app",
+        "List, check, browse and copy out of VolumeSnapshots, all from the terminal.",
+    ),
+    "validate-persistence": CommandEntry(
+        "kubectl_storage.cli.validate_persistence",
+        "validate_persistence_command",
+        "Check that committed MySQL data survives pod loss on a StorageClass.",
+    ),
+    "mount-audit": CommandEntry(
+        "kubectl_storage.cli.mount_audit",
+        "mount_audit_command",
+        "Audit NFS mounts on nodes against vendor guidance and what each PV asked for.",
+    ),
+    "iscsi": CommandEntry(
+        "kubectl_storage.cli.iscsi",
+        "iscsi_command",
+        "Show iSCSI sessions and dm-multipath maps of nodes, and check them.",
+    ),
+    "cleanup": CommandEntry(
+        "kubectl_storage.cli.cleanup",
+        "cleanup_command",
+        "Find objects that kubectl-storage runs left behind, and delete them with --yes.",
+    ),
+    "rbac": CommandEntry(
+        "kubectl_storage.cli.rbac",
+        "rbac_command",
+        "Print the minimal Role and ClusterRole that COMMANDs need, ready for kubectl apply.",
+    ),
+    "completion": CommandEntry(
+        "kubectl_storage.cli.completion",
+        "completion_command",
+        "Print a shell completion script for kubectl-storage (bash, zsh or fish).",
+    ),
+}
+
+
+class LazyGroup(TyperGroup):
+    """The root command group: knows every subcommand from :data:`COMMANDS`, imports one only
+    when it is needed, and gives every command kubectl-style help labels (cli/help_format.py).
+    """
+
+    def __init__(self, **attrs: Any) -> None:
+        """As TyperGroup; the root's own options get the tidy help labels too."""
+        super().__init__(**attrs)
+        self._listing = False
+        tidy_help(self)
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        """Every subcommand, in the table's order, without importing any."""
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        """The subcommand, imported on first use; while help lists the commands, a stand-in
+        that carries only the table's one-line help."""
+        loaded = self.commands.get(cmd_name)
+        if loaded is not None:
+            return loaded
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        if self._listing:
+            return TyperCommand(cmd_name, help=entry.help, short_help=entry.help)
+        command = self._load(cmd_name, entry)
+        tidy_help(command, ctx)
+        self.commands[cmd_name] = command
+        return command
+
+    def _load(self, name: str, entry: CommandEntry) -> Any:
+        target = getattr(importlib.import_module(entry.module), entry.attr)
+        if isinstance(target, typer.Typer):  # a command group (snapshot list|check|…)
+            return typer.main.get_group_from_info(
+                TyperInfo(target, name=name),
+                pretty_exceptions_short=app.pretty_exceptions_short,
+                suggest_commands=self.suggest_commands,
+                rich_markup_mode=self.rich_markup_mode,
+            )
+        return typer.main.get_command_from_info(
+            CommandInfo(name=name, callback=target),
+            pretty_exceptions_short=app.pretty_exceptions_short,
+            rich_markup_mode=self.rich_markup_mode,
+        )
+
+    def get_help_option(self, ctx: Any) -> Any:
+        """-h/--help, with the tidy help label like every other flag."""
+        option = super().get_help_option(ctx)
+        if option is not None:
+            tidy_param(option)
+        return option
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        """The root's help: the command list comes from the table, nothing is imported."""
+        self._listing = True
+        try:
+            super().format_help(ctx, formatter)
+        finally:
+            self._listing = False
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> tuple[str | None, Any, list[str]]:
+        """As TyperGroup, with "Did you mean" suggestions taken from the table."""
+        try:
+            return super().resolve_command(ctx, args)
+        except typer.TyperException as exc:
+            message = getattr(exc, "message", None)
+            if isinstance(message, str) and args and "Did you mean" not in message:
+                matches = difflib.get_close_matches(args[0], list(COMMANDS))
+                if matches:
+                    suggestions = ", ".join(repr(m) for m in matches)
+                    cast(Any, exc).message = f"{message.rstrip('.')}. Did you mean {suggestions}?"
+            raise
+
 
 app = typer.Typer(
     name="kubectl-storage",
@@ -36,6 +185,7 @@ app = typer.Typer(
     no_args_is_help=False,
     invoke_without_command=True,
     pretty_exceptions_enable=False,
+    cls=LazyGroup,
     rich_markup_mode="markdown",
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -52,6 +202,8 @@ _VALUE_FLAGS = {
     "--request-timeout",
 }
 _BARE_FLAGS = {"-v", "--verbose", "-q", "--quiet"}
+#: Every global flag that may come after the subcommand (completion offers them there too).
+GLOBAL_FLAGS = frozenset(_VALUE_FLAGS | _BARE_FLAGS)
 
 
 def _version_callback(value: bool) -> None:
@@ -80,10 +232,19 @@ def root(
     ] = OutputFormat.TABLE,
     verbose: Annotated[
         int,
-        typer.Option("--verbose", "-v", count=True, help="More detail on stderr (repeatable)."),
+        typer.Option(
+            "--verbose",
+            "-v",
+            count=True,
+            show_default=False,
+            help="More detail on stderr (repeatable).",
+        ),
     ] = 0,
     quiet: Annotated[
-        int, typer.Option("--quiet", "-q", count=True, help="Only errors on stderr.")
+        int,
+        typer.Option(
+            "--quiet", "-q", count=True, show_default=False, help="Only errors on stderr."
+        ),
     ] = 0,
     request_timeout: Annotated[
         float | None,
@@ -112,43 +273,16 @@ def root(
     ctx.obj = options
     setup_logging(options.verbosity)
     if ctx.invoked_subcommand is None:
-        ctx.invoke(classes_command, ctx)
+        _run_default_command(ctx)
 
 
-app.command("classes")(classes_command)
-app.command("cleanup")(cleanup_command)
-
-
-def _register_optional_commands() -> None:
-    """Subcommands whose modules are added as their features land."""
-    import importlib  # noqa: PLC0415
-
-    for module_name, command_name, attr in (
-        ("kubectl_storage.cli.fio", "fio", "fio_command"),
-        ("kubectl_storage.cli.mount_audit", "mount-audit", "mount_audit_command"),
-        ("kubectl_storage.cli.iscsi", "iscsi", "iscsi_command"),
-        ("kubectl_storage.cli.snapshot", "snapshot", "snapshot_app"),
-        (
-            "kubectl_storage.cli.validate_persistence",
-            "validate-persistence",
-            "validate_persistence_command",
-        ),
-        ("kubectl_storage.cli.rbac", "rbac", "rbac_command"),
-    ):
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue
-        target = getattr(module, attr)
-        if isinstance(target, typer.Typer):
-            app.add_typer(target, name=command_name)  # a command group (snapshot list|check|…)
-        else:
-            app.command(command_name)(target)
-
-
-_register_optional_commands()
+def _run_default_command(ctx: typer.Context) -> None:
+    """`kubectl storage` alone: run the default command as if it had been named."""
+    group = ctx.command
+    assert isinstance(group, LazyGroup)
+    command = group.get_command(ctx, DEFAULT_COMMAND)
+    with command.make_context(DEFAULT_COMMAND, [], parent=ctx) as sub_ctx:
+        command.invoke(sub_ctx)
 
 
 def hoist_global_options(args: list[str]) -> list[str]:
@@ -207,7 +341,14 @@ def print_error(error: StorageToolError) -> None:
 
 def run(argv: list[str] | None = None) -> int:
     """Run the command line and return the exit code (no sys.exit; used by tests too)."""
-    args = hoist_global_options(list(sys.argv[1:] if argv is None else argv))
+    given = list(sys.argv[1:] if argv is None else argv)
+    if given and given[0] in ("__complete", "__completeNoDesc"):
+        # cobra's hidden completion command, as kubectl_complete-storage and the shell scripts
+        # of `kubectl storage completion` call it: never parsed as options of a command.
+        from kubectl_storage.cli.completion import complete_main  # noqa: PLC0415 - only then
+
+        return complete_main(given[1:], descriptions=given[0] == "__complete")
+    args = hoist_global_options(given)
     verbosity = _verbosity_of(args)
     try:
         # Without standalone mode, typer returns the code of a typer.Exit instead of raising it.
@@ -244,5 +385,8 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def main() -> NoReturn:
-    """Console-script entry point."""
+    """Console-script entry point; run as kubectl_complete-storage (a link to or copy of the
+    executable), it answers kubectl's completion requests."""
+    if Path(sys.argv[0]).stem == COMPLETER_NAME:
+        sys.exit(run(["__complete", *sys.argv[1:]]))
     sys.exit(run())

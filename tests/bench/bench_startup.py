@@ -5,7 +5,10 @@ figures.
 
     python tests/bench/bench_startup.py [--runs 15] [--archive dist/….tar.gz] [--binary dist/…]
 
-Forms timed, each for ``--help``, ``--version`` and an offline ``mount-audit --from-file``:
+Forms timed, each for ``--help``, ``--version``, an offline ``mount-audit --from-file`` and two
+shell completions as kubectl asks for them (``__complete ""``: the subcommands, from the command
+table; ``__complete fio -``: a command's flags, which imports that command's module); pass
+``--no-completion`` to leave those out, e.g. against a build from before completion existed:
 
 * krew (one folder): the krew archive extracted to a temporary folder, as krew installs it;
 * one file: the single-binary download (unpacks itself to a temporary folder on every run);
@@ -37,7 +40,10 @@ COMMANDS = {
     "--help": ["--help"],
     "--version": ["--version"],
     "mount-audit --from-file": ["mount-audit", "--from-file", str(AUDIT_FIXTURE)],
+    "__complete ''": ["__complete", ""],
+    "__complete fio -": ["__complete", "fio", "-"],
 }
+COMPLETION = ("__complete ''", "__complete fio -")
 
 
 def default_names() -> tuple[str, str]:
@@ -67,7 +73,9 @@ def main() -> int:
     parser.add_argument("--archive", type=Path, default=REPO / "dist" / archive_name)
     parser.add_argument("--binary", type=Path, default=REPO / "dist" / binary_name)
     parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--no-completion", action="store_true", help="skip the __complete rows")
     args = parser.parse_args()
+    commands = {k: v for k, v in COMMANDS.items() if not (args.no_completion and k in COMPLETION)}
 
     env = dict(os.environ)
     env.pop("TYPER_USE_RICH", None)
@@ -90,7 +98,7 @@ def main() -> int:
         forms["python -m, plain help"] = ([args.python, "-m", "kubectl_storage"], plain_env)
 
         times: dict[tuple[str, str], list[float]] = {}
-        for command, command_args in COMMANDS.items():
+        for command, command_args in commands.items():
             for prefix, form_env in forms.values():
                 time_once(prefix + command_args, form_env)  # warm-up: page cache, font cache
             for _ in range(args.runs):
@@ -106,7 +114,7 @@ def main() -> int:
     header = f"{'command':<26}{'form':<24}{'median':>8}{'min':>8}{'max':>8}{'vs python -m':>14}"
     print(header)
     print("-" * len(header))
-    for command in COMMANDS:
+    for command in commands:
         python_median = statistics.median(times[(command, "python -m")])
         for form in forms:
             samples = times[(command, form)]

@@ -12,7 +12,9 @@ import gzip
 import hashlib
 import os
 import subprocess
+import sys
 import tarfile
+import time
 from pathlib import Path
 
 import pytest
@@ -126,6 +128,66 @@ def test_cluster_command(binary: tuple[Path, bool]) -> None:
     assert result.stdout == run_cli("classes", "-o", "json").stdout
 
 
+# -- completion, as kubectl asks for it -------------------------------------------------------
+
+
+def completion_lines(result: subprocess.CompletedProcess) -> list[str]:
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+    return [line.split("\t")[0] for line in result.stdout.splitlines()]
+
+
+def test_complete(binary: tuple[Path, bool]) -> None:
+    result = run(binary[0], "__complete", "snapshot", "c")
+    assert completion_lines(result) == ["check", "cp", ":4"]
+    result = run(binary[0], "__complete", "fio", "--stor")
+    assert completion_lines(result) == ["--storage-class", ":4"]
+
+
+def test_complete_from_an_unreachable_cluster(binary: tuple[Path, bool], tmp_path: Path) -> None:
+    config = tmp_path / "config"
+    config.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: a\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: a, context: {cluster: c, user: u}}]\n"
+    )
+    started = time.monotonic()
+    run(binary[0], "__complete", "fio", "--")  # no lookup: start-up and imports only
+    baseline = time.monotonic() - started
+    started = time.monotonic()
+    result = run(binary[0], "__complete", "--kubeconfig", str(config), "fio", "-s", "")
+    elapsed = time.monotonic() - started
+    assert (result.returncode, result.stdout, result.stderr) == (0, ":4\n", "")
+    # The lookup itself (client import, connection refused) is bounded by 2 s.
+    assert elapsed - baseline < 2.2, f"{elapsed:.1f}s, {baseline:.1f}s without a lookup"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="the POSIX script; Windows has the .cmd")
+def test_archive_completer_asks_the_binary_next_to_it(onedir_exe: Path) -> None:
+    """kubectl_complete-storage from the krew archive, on a PATH without kubectl-storage."""
+    completer = onedir_exe.parent / "kubectl_complete-storage"
+    result = subprocess.run(
+        [str(completer), "snapshot", "c"],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+    assert completion_lines(result) == ["check", "cp", ":4"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="symbolic links")
+def test_binary_called_kubectl_complete_storage_completes(
+    binary: tuple[Path, bool], tmp_path: Path
+) -> None:
+    """The single binary (and the one-folder executable) is the completion executable when
+    linked under that name, as the `completion` command's help says."""
+    link = tmp_path / "kubectl_complete-storage"
+    link.symlink_to(binary[0])
+    result = run(link, "fio", "--stor")
+    assert completion_lines(result) == ["--storage-class", ":4"]
+
+
 # -- the release files ------------------------------------------------------------------------
 
 
@@ -150,6 +212,9 @@ def test_archive_contents(artifacts: Artifacts) -> None:
     names = [m.name for m in members]
     assert names == sorted(names)
     assert {"LICENSE", artifacts.exe_name, "_internal"} <= set(names)
+    completer = next(m for m in members if m.name.startswith("kubectl_complete-storage"))
+    assert completer.isfile()
+    assert completer.mode == 0o755
     assert all(m.isfile() or m.isdir() for m in members)
     assert len({(m.mtime, m.uid, m.gid, m.uname, m.gname) for m in members}) == 1
     assert gzip.decompress(raw)  # the whole stream is valid

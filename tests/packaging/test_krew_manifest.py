@@ -96,6 +96,8 @@ def test_caveats_warn_about_rbac_and_node_pods(rendered: dict[str, Any]) -> None
     caveats = rendered["spec"]["caveats"]
     assert "kubectl storage rbac" in caveats
     assert "privileged" in caveats
+    # krew links only `bin`: the caveats say how to put the completion executable on PATH.
+    assert "cp ~/.krew/store/storage/*/kubectl_complete-storage ~/.krew/bin/" in caveats
     assert all(len(line) <= 80 for line in caveats.splitlines())
 
 
@@ -116,7 +118,9 @@ def test_one_platform_per_os_and_arch(rendered: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize(("os_name", "arch"), sorted(WANTED))
-def test_platform_entry(rendered: dict[str, Any], os_name: str, arch: str) -> None:
+def test_platform_entry(
+    rendered: dict[str, Any], package: ModuleType, os_name: str, arch: str
+) -> None:
     (platform,) = [
         p for p in rendered["spec"]["platforms"] if selector_matches(p["selector"], os_name, arch)
     ]
@@ -131,7 +135,10 @@ def test_platform_entry(rendered: dict[str, Any], os_name: str, arch: str) -> No
     files = platform["files"]
     assert files, "files must be unspecified or non-empty"
     assert all(f["from"] and f["to"] == "." for f in files)
-    assert [f["from"] for f in files] == [exe, "_internal", "LICENSE"]
+    # kubectl's completion executable for the plugin goes along (kubectl 1.26+ runs it).
+    completer = package.completer_name(os_name)
+    assert completer.startswith("kubectl_complete-storage")
+    assert [f["from"] for f in files] == [exe, completer, "_internal", "LICENSE"]
 
 
 def test_release_bot_indentation(package: ModuleType) -> None:
