@@ -64,6 +64,8 @@ def iscsi_command(
         kubectl storage iscsi --from-file multipath-ll.txt --from-file session-P3.txt --node-name w1
 
         kubectl storage iscsi --from-file sanlun-lun-show-p.txt
+
+        kubectl storage iscsi --from-file w1=w1/multipath-ll.txt --from-file w2=w2/multipath-ll.txt
     """
     check_fail_on(fail_on)
     options = options_of(ctx)

@@ -71,6 +71,8 @@ def mount_audit_command(
 
         kubectl storage mount-audit --from-file mountinfo --from-file mountstats --node-name w1
 
+        kubectl storage mount-audit --from-file w1=w1/mountinfo --from-file pv-pvc-sc.json
+
         kubectl storage mount-audit --all-nodes --dry-run
     """
     from kubectl_storage.core.mount_audit.rules import PROFILES  # noqa: PLC0415 - keep --help fast

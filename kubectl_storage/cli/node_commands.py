@@ -44,13 +44,16 @@ FromFileOpt = Annotated[
     list[Path] | None,
     typer.Option(
         "--from-file",
-        help="Read captured output instead of nodes; no cluster (repeatable, format detected).",
+        help="Read captured output instead of nodes; no cluster (repeatable, format detected). "
+        "The files are one node's; NODE=FILE puts a file on node NODE (several nodes in one "
+        "run). `kubectl get pv,pvc,sc,pods -o json` captures stand for the cluster's objects.",
     ),
 ]
 NodeNameOpt = Annotated[
     str | None,
     typer.Option(
-        "--node-name", help="With --from-file: the node the files come from (default: file name)."
+        "--node-name",
+        help="With --from-file: the node of the files given without NODE= (default: node).",
     ),
 ]
 FailOnOpt = Annotated[
@@ -74,7 +77,7 @@ def check_offline(
     if nodes or selector or all_nodes or dry_run:
         raise UsageError(
             "--from-file reads captured files; it takes no NODE, -l, --all-nodes or --dry-run",
-            "Name the node the files come from with --node-name.",
+            "Name the node the files come from with --node-name, or give --from-file NODE=FILE.",
         )
 
 

@@ -3,7 +3,9 @@
 Live: one privileged debug pod per node (it runs the host's own ``multipathd``, ``multipath`` and
 ``iscsiadm`` with ``chroot /host``) collects sysfs, the tools' output, the configuration files
 (password lines removed on the node) and mountinfo; PVs and PVCs are read once to name the
-claim behind each LUN. Offline: the same steps on captured files (``--from-file``).
+claim behind each LUN. Offline: the same steps on captured files (``--from-file``), with
+``kubectl get … -o json`` captures standing for the cluster's objects; lines a paste broke are
+rejoined or skipped with a warning each.
 
 Per node the report has the sessions, the maps with their path groups and paths, a sanlun-like
 view of each LUN (claim → LUN → dm device → paths, active or passive), the probed tools and the
@@ -13,8 +15,8 @@ MP/ISCSI findings. A node without iSCSI is a normal result, not an error.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from kubectl_storage.core.iscsi.multipath import (
     MultipathMap,
     MultipathParseError,
     MultipathPath,
+    merge_multipath_views,
     parse_multipath_ll,
     parse_multipathd_json,
 )
@@ -43,11 +46,13 @@ from kubectl_storage.core.iscsi.sessions import (
     parse_iscsiadm_node,
     parse_iscsiadm_session,
     parse_iscsiadm_session_detail,
+    scsi_device_states,
 )
 from kubectl_storage.core.nodes.collect import ABSENT_MARKER, ISCSI_SECTIONS, parse_tools_section
 from kubectl_storage.core.nodes.kubelet_paths import VolumeOwner
 from kubectl_storage.core.nodes.mounts import (
     FORMAT_MOUNTINFO,
+    LineNote,
     MountEntry,
     MountParseError,
     detect_mount_format,
@@ -61,6 +66,7 @@ from kubectl_storage.operations.node_capture import (
     NodeCapture,
     VolumeObjects,
     first_line,
+    line_warnings,
     read_capture_files,
     read_volume_objects,
 )
@@ -119,13 +125,18 @@ def inspect_iscsi(api: KubeApi, outputs: list[NodeOutput]) -> dict[str, Any]:
 
 def iscsi_files(paths: Sequence[str | Path], node_name: str | None) -> dict[str, Any]:
     """Report on captured files: ``multipath -ll``, multipathd JSON, ``iscsiadm``, sysfs dumps,
-    ``sanlun lun show -p``, multipath.conf and mountinfo (to map devices to kubelet volumes).
+    ``sanlun lun show -p``, multipath.conf and mountinfo (to map devices to kubelet volumes),
+    and ``kubectl get … -o json|yaml`` captures of pods, PVs and PVCs (to name the claims).
+
+    The files are one node's unless ``NODE=FILE`` says otherwise
+    (:func:`~kubectl_storage.operations.node_capture.read_capture_files`).
 
     Raises:
         UsageError: a file is unreadable or in no format we know.
     """
-    captures = read_capture_files(paths, node_name, classify_iscsi_file)
-    return build_report([build_node_report(capture, None) for capture in captures], "files")
+    files = read_capture_files(paths, node_name, classify_iscsi_file)
+    nodes = [build_node_report(capture, files.objects) for capture in files.nodes]
+    return build_report(nodes, "files")
 
 
 def classify_iscsi_file(path: Path, text: str) -> str:
@@ -207,6 +218,7 @@ def build_node_report(capture: NodeCapture, objects: VolumeObjects | None) -> di
     """Parse one node's texts, map devices to claims, run the MP/ISCSI rules."""
     tools = tool_facts(capture)
     facts = _parse(capture) if capture.error is None else _NodeFacts()
+    facts.warnings[:0] = capture.warnings
     objects = objects or VolumeObjects()
     owners = _device_owners(capture.node, facts, objects)
     in_use = _bare_devices_in_use(owners) if facts.mounts is not None else None
@@ -247,6 +259,7 @@ def build_node_report(capture: NodeCapture, objects: VolumeObjects | None) -> di
         "status": None if capture.error else _status(capture, tools, facts),
         "tools": tools,
         "sessions": [session.to_dict() for session in facts.sessions],
+        "node_records": [record.to_dict() for record in facts.records],
         "multipath_maps": [_map_dict(mpath) for mpath in facts.maps],
         "maps_source": facts.maps_source,
         "luns": lun_view(facts, owners),
@@ -286,7 +299,7 @@ def _installed(tools: Mapping[str, Any], *names: str) -> bool | None:
 def _parse(capture: NodeCapture) -> _NodeFacts:
     facts = _NodeFacts()
     facts.sessions = _sessions(capture, facts.warnings)
-    facts.maps, facts.maps_source = _maps(capture, facts.warnings)
+    facts.maps, facts.maps_source = _maps(capture, facts.warnings, facts.sessions)
     conf_texts = [t for t in capture.all("multipath-conf") if t.strip() != ABSENT_MARKER]
     facts.conf = parse_multipath_conf("\n".join(conf_texts)) if conf_texts else None
     if any(t.strip() == ABSENT_MARKER for t in capture.all("multipath-conf")):
@@ -294,20 +307,24 @@ def _parse(capture: NodeCapture) -> _NodeFacts:
     elif conf_texts:
         facts.conf_present = True
     facts.records = tuple(
-        record for text in capture.all("iscsiadm-node") for record in parse_iscsiadm_node(text)
+        record
+        for text, notes in _noted(capture, "iscsiadm-node", facts.warnings)
+        for record in parse_iscsiadm_node(text, notes=notes)
     )
     iscsid_texts = [
         t for t in capture.all("iscsid-conf") if t.strip() and t.strip() != ABSENT_MARKER
     ]
     facts.iscsid_conf = parse_iscsid_conf("\n".join(iscsid_texts)) if iscsid_texts else None
     facts.sanlun = tuple(
-        lun for text in capture.all("sanlun") for lun in parse_sanlun_lun_show_p(text)
+        lun
+        for text, notes in _noted(capture, "sanlun", facts.warnings)
+        for lun in parse_sanlun_lun_show_p(text, notes=notes)
     )
     if "mountinfo" in capture.texts:
         facts.mounts = []
-        for text in capture.all("mountinfo"):
+        for text, notes in _noted(capture, "mountinfo", facts.warnings):
             try:
-                facts.mounts.extend(parse_mountinfo(text, strict=False))
+                facts.mounts.extend(parse_mountinfo(text, strict=False, notes=notes))
             except MountParseError as exc:  # pragma: no cover - non-strict parsing skips lines
                 facts.warnings.append(f"mountinfo unreadable: {exc}")
     for device in parse_block_devices(capture.first("block-devices")):
@@ -318,15 +335,27 @@ def _parse(capture: NodeCapture) -> _NodeFacts:
     return facts
 
 
+def _noted(
+    capture: NodeCapture, kind: str, warnings: list[str]
+) -> Iterator[tuple[str, list[LineNote]]]:
+    """The texts of one kind, each with a list for its parser's notes; once a text is parsed
+    (the caller asks for the next), its skipped and rejoined lines become warnings (offline
+    only, see ``line_warnings``)."""
+    for label, text in capture.labelled(kind):
+        notes: list[LineNote] = []
+        yield text, notes
+        warnings.extend(line_warnings(capture, label, notes))
+
+
 def _sessions(capture: NodeCapture, warnings: list[str]) -> tuple[IscsiSession, ...]:
     """Sessions from ``iscsiadm -m session [-P 3]`` when it gave any, else from sysfs."""
     sessions: list[IscsiSession] = []
-    for text in capture.all("iscsiadm-session"):
+    for text, notes in _noted(capture, "iscsiadm-session", warnings):
         fmt = detect_iscsi_format(text)
         if fmt == IscsiInputFormat.ISCSIADM_SESSION_DETAIL:
-            sessions.extend(parse_iscsiadm_session_detail(text))
+            sessions.extend(parse_iscsiadm_session_detail(text, notes=notes))
         elif fmt == IscsiInputFormat.ISCSIADM_SESSION:
-            sessions.extend(parse_iscsiadm_session(text))
+            sessions.extend(parse_iscsiadm_session(text, notes=notes))
         elif "No active sessions" not in text:
             warnings.append(f"iscsiadm output not understood: {first_line(text)}")
     if sessions:
@@ -336,40 +365,29 @@ def _sessions(capture: NodeCapture, warnings: list[str]) -> tuple[IscsiSession, 
     )
 
 
-def _maps(capture: NodeCapture, warnings: list[str]) -> tuple[tuple[MultipathMap, ...], str | None]:
+def _maps(
+    capture: NodeCapture, warnings: list[str], sessions: Sequence[IscsiSession] = ()
+) -> tuple[tuple[MultipathMap, ...], str | None]:
     """Maps from multipathd JSON (queueing, failback), completed with ``multipath -ll`` (size,
-    H:C:T:L); ``multipath -ll`` alone when the daemon did not answer."""
+    H:C:T:L); ``multipath -ll`` alone when the daemon did not answer. A path dm-multipath still
+    calls active whose SCSI disk the kernel has blocked (the sessions' view) counts as failed."""
     from_json: list[MultipathMap] = []
     for text in capture.all("multipathd-json"):
         try:
             from_json.extend(parse_multipathd_json(text))
         except MultipathParseError as exc:
             warnings.append(f"multipathd did not answer with maps ({first_line(text)}): {exc}")
-    from_text = [m for text in capture.all("multipath-ll") for m in parse_multipath_ll(text)]
+    from_text = [
+        m
+        for text, notes in _noted(capture, "multipath-ll", warnings)
+        for m in parse_multipath_ll(text, notes=notes)
+    ]
+    maps = merge_multipath_views(from_json, from_text, scsi_device_states(sessions))
     if from_json:
-        by_wwid = {mpath.wwid: mpath for mpath in from_text}
-        merged = tuple(_complete(mpath, by_wwid.get(mpath.wwid)) for mpath in from_json)
-        return merged, "multipathd-json"
+        return maps, "multipathd-json"
     if from_text:
-        return tuple(from_text), "multipath-ll"
+        return maps, "multipath-ll"
     return (), None
-
-
-def _complete(mpath: MultipathMap, text_map: MultipathMap | None) -> MultipathMap:
-    """Fill what multipathd JSON lacks (size, H:C:T:L) from the same map in ``multipath -ll``."""
-    if text_map is None:
-        return mpath
-    hctl = {path.dev: path.hctl for path in text_map.paths if path.dev}
-    groups = tuple(
-        replace(
-            group,
-            paths=tuple(
-                replace(path, hctl=path.hctl or hctl.get(path.dev or "")) for path in group.paths
-            ),
-        )
-        for group in mpath.path_groups
-    )
-    return replace(mpath, size=mpath.size or text_map.size, path_groups=groups)
 
 
 def parse_block_devices(text: str) -> list[dict[str, Any]]:
@@ -650,6 +668,11 @@ def _status(capture: NodeCapture, tools: Mapping[str, Any], facts: _NodeFacts) -
         ):
             count = len(facts.maps)
             parts.append(f"{count} multipath map(s)" if count else "no multipath maps")
+    if capture.from_files and "iscsiadm-node" in capture.texts:
+        # Offline only: given alone, the records are what the file says (live, the line sums
+        # up sessions and maps, and the records stay in node_records).
+        count = len(facts.records)
+        parts.append(f"{count} iSCSI node record(s)" if count else "no iSCSI node records")
     if facts.sanlun:
         parts.append(f"{len(facts.sanlun)} ONTAP LUN(s) in sanlun output")
     return ", ".join(parts) or "nothing to report"

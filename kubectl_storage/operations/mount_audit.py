@@ -3,7 +3,9 @@
 Live: collect mountinfo, mountstats, the NFS client parameters and the kernel release from each
 node through a debug pod (not privileged), read pods, PVs, PVCs and StorageClasses once, map
 kubelet mount paths back to them, and run the NFS rules with what each PV asked for. Offline:
-the same steps on captured files (``--from-file``), without the Kubernetes side.
+the same steps on captured files (``--from-file``); the Kubernetes side too when ``kubectl get
+pv,pvc,sc,pods -o json`` captures are among them. Lines a paste broke are rejoined or skipped
+with a warning each, instead of refusing the file.
 
 The report lists, per node, the NFS mounts (options, findings, counters, owner) and every pod
 volume kubelet mounted (CSI or not), so a node without NFS still shows what it serves.
@@ -34,6 +36,7 @@ from kubectl_storage.core.nodes.mounts import (
     FORMAT_MOUNTINFO,
     FORMAT_MOUNTSTATS,
     FORMAT_UNKNOWN,
+    LineNote,
     MountEntry,
     MountParseError,
     detect_mount_format,
@@ -47,6 +50,7 @@ from kubectl_storage.operations.node_capture import (
     NodeCapture,
     VolumeObjects,
     first_line,
+    line_warnings,
     read_capture_files,
     read_volume_objects,
 )
@@ -106,13 +110,17 @@ def audit_nodes(api: KubeApi, outputs: list[NodeOutput], profile: str | None) ->
 def audit_files(
     paths: Sequence[str | Path], node_name: str | None, profile: str | None
 ) -> dict[str, Any]:
-    """Audit captured files: mountinfo, /proc/mounts, ``mount``, ``nfsstat -m``, mountstats.
+    """Audit captured files: mountinfo, /proc/mounts, ``mount``, ``nfsstat -m``, mountstats,
+    and ``kubectl get … -o json|yaml`` captures of pods, PVs, PVCs and StorageClasses.
+
+    The files are one node's unless ``NODE=FILE`` says otherwise
+    (:func:`~kubectl_storage.operations.node_capture.read_capture_files`).
 
     Raises:
         UsageError: a file is unreadable or in no format we know.
     """
-    captures = read_capture_files(paths, node_name, classify_mount_file)
-    nodes = [build_node_report(capture, None, profile) for capture in captures]
+    files = read_capture_files(paths, node_name, classify_mount_file)
+    nodes = [build_node_report(capture, files.objects, profile) for capture in files.nodes]
     return build_report(nodes, source="files", profile=profile)
 
 
@@ -171,7 +179,7 @@ def build_node_report(
     capture: NodeCapture, objects: VolumeObjects | None, profile: str | None
 ) -> dict[str, Any]:
     """Parse one node's texts, map its volumes, run the NFS rules."""
-    warnings: list[str] = []
+    warnings: list[str] = list(capture.warnings)
     kernel = first_line(capture.first("kernel")) or None
     params = parse_nfs_params(capture.first("nfs-params"))
     error = capture.error
@@ -197,6 +205,7 @@ def build_node_report(
         ),
     )
     stats_by_audit = _match_stats([audit.mount for audit in audits], stats)
+    warnings.extend(_unmatched_stats(capture, stats, stats_by_audit))
     return {
         "node": capture.node,
         "error": error,
@@ -213,26 +222,62 @@ def build_node_report(
 
 
 def _mount_table(capture: NodeCapture, warnings: list[str]) -> list[MountEntry]:
-    """The node's mounts from the best table given: mountinfo, else others, else mountstats."""
+    """The node's mounts from the best table given: mountinfo, else others, else mountstats.
+
+    Each file's rejoined and skipped lines become warnings (offline); a mountstats file used
+    as the table gets its notes from :func:`_mountstats`, which reads it anyway.
+    """
     if capture.all("mountinfo"):
         if capture.all("mount-table"):
             warnings.append("mountinfo given: other mount tables of this node were not used")
-        return [entry for text in capture.all("mountinfo") for entry in parse_mounts(text)]
-    tables = capture.all("mount-table") or capture.all("mountstats")
-    return [entry for text in tables for entry in parse_mounts(text)]
+        return _parse_tables(capture, "mountinfo", warnings)
+    if capture.all("mount-table"):
+        return _parse_tables(capture, "mount-table", warnings)
+    return [entry for text in capture.all("mountstats") for entry in parse_mounts(text)]
+
+
+def _parse_tables(capture: NodeCapture, kind: str, warnings: list[str]) -> list[MountEntry]:
+    entries: list[MountEntry] = []
+    for label, text in capture.labelled(kind):
+        notes: list[LineNote] = []
+        entries.extend(parse_mounts(text, notes=notes))
+        warnings.extend(line_warnings(capture, label, notes))
+    return entries
 
 
 def _mountstats(capture: NodeCapture, warnings: list[str]) -> list[NfsMountStats]:
     stats: list[NfsMountStats] = []
-    for text in capture.all("mountstats"):
+    for label, text in capture.labelled("mountstats"):
         if detect_mount_format(text) != FORMAT_MOUNTSTATS:
             warnings.append(
                 f"mountstats not readable ({first_line(text)}): "
                 "no per-mount counters or defaulted options"
             )
             continue
-        stats.extend(parse_mountstats(text))
+        notes: list[LineNote] = []
+        stats.extend(parse_mountstats(text, notes=notes))
+        warnings.extend(line_warnings(capture, label, notes))
     return stats
+
+
+def _unmatched_stats(
+    capture: NodeCapture, stats: Sequence[NfsMountStats], matched: Sequence[NfsMountStats | None]
+) -> list[str]:
+    """Offline, mountstats blocks that no mount of the table has: files of another node?"""
+    table_given = bool(capture.all("mountinfo") or capture.all("mount-table"))
+    if not capture.from_files or not stats or not table_given:
+        return []
+    used = {id(block) for block in matched if block is not None}
+    left = [block for block in stats if id(block) not in used]
+    if not left:
+        return []
+    points = sorted({block.mountpoint for block in left})
+    more = f" and {len(points) - 3} more" if len(points) > 3 else ""
+    return [
+        f"{len(left)} NFS mount(s) in mountstats are not in the mount table "
+        f"({', '.join(points[:3])}{more}): are the files of the same node? "
+        "(give NODE=FILE for files of different nodes)"
+    ]
 
 
 def parse_nfs_params(text: str) -> dict[str, str]:

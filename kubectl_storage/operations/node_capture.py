@@ -1,19 +1,28 @@
 """What node commands read besides the node itself: captures grouped by node, and the volumes,
 claims and classes behind kubelet's mount paths. Shared by mount-audit and iscsi.
+
+Offline (``--from-file``), the files given together are one node's, named by ``--node-name`` or
+else :data:`DEFAULT_NODE`; ``--from-file NODE=FILE`` puts a file on a named node, so one run can
+hold several nodes. ``kubectl get … -o json`` (or ``-o yaml``) captures among them are not node
+files: they are read as the cluster's objects, as the live path reads them, for every node.
 """
 
 from __future__ import annotations
 
+import json
 import logging
-from collections import defaultdict
+import re
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.core.nodes.kubelet_paths import VolumeContext, VolumeOwner, resolve_mountpoints
+from kubectl_storage.core.nodes.mounts import LineNote, unquote_mail
 from kubectl_storage.errors import ClusterError, UsageError
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.operations.node_inspection import NodeOutput
@@ -37,13 +46,17 @@ KUBELET_ROOTS = (
 class NodeCapture:
     """The raw texts of one node, by kind (a live section name or a detected file format).
 
-    Several files of one kind (two multipath captures, say) stay separate texts.
+    Several files of one kind (two multipath captures, say) stay separate texts. Offline,
+    ``sources`` names the file of each text (same order as ``texts``) and ``warnings`` holds
+    what reading the files changed (an e-mail quote prefix removed); live both are empty.
     """
 
     node: str
     texts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     error: str | None = None
     inputs: tuple[str, ...] = ()
+    sources: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    warnings: tuple[str, ...] = ()
 
     def all(self, kind: str) -> tuple[str, ...]:
         """Every non-blank text of one kind."""
@@ -53,6 +66,22 @@ class NodeCapture:
         """The first non-blank text of one kind, or ``""``."""
         texts = self.all(kind)
         return texts[0] if texts else ""
+
+    def labelled(self, kind: str) -> tuple[tuple[str, str], ...]:
+        """``(file, text)`` for every non-blank text of one kind (the kind's name for live
+        sections)."""
+        texts = self.texts.get(kind, ())
+        labels = self.sources.get(kind, ())
+        return tuple(
+            (labels[index] if index < len(labels) else kind, text)
+            for index, text in enumerate(texts)
+            if text.strip()
+        )
+
+    @property
+    def from_files(self) -> bool:
+        """Whether the texts came from ``--from-file`` (line notes become warnings then)."""
+        return bool(self.sources)
 
     @classmethod
     def from_output(cls, output: NodeOutput) -> NodeCapture:
@@ -65,42 +94,228 @@ class NodeCapture:
         )
 
 
+def line_warnings(capture: NodeCapture, label: str, notes: Iterable[LineNote]) -> list[str]:
+    """One warning per skipped or rejoined line of a captured file, in line order; none for a
+    live node (the kernel's and the tools' own output is not pasted text)."""
+    if not capture.from_files:
+        return []
+    return [note.describe(label) for note in sorted(notes, key=lambda note: note.line)]
+
+
+#: The node's name when files are given without --node-name or NODE=.
+DEFAULT_NODE = "node"
+
+# A Kubernetes node name (RFC 1123 subdomain; capitals allowed, as hostnames are often typed).
+_NODE_NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?$")
+
+
+def split_node_assignment(argument: str | Path) -> tuple[str | None, Path]:
+    """``--from-file NODE=FILE`` → ``(NODE, FILE)``; any other argument → ``(None, path)``.
+
+    A path that exists as given is a path, ``=`` or not; otherwise the part before the first
+    ``=`` must read as a node name (letters, digits, ``-`` and ``.``), or the whole argument is
+    taken as a path (``./a=b/mountinfo`` stays a path).
+    """
+    text = str(argument)
+    path = Path(text)
+    if path.exists():
+        return None, path
+    node, sep, rest = text.partition("=")
+    if sep and rest and _NODE_NAME.match(node):
+        return node, Path(rest)
+    return None, path
+
+
+@dataclass(frozen=True)
+class CaptureFiles:
+    """What ``--from-file`` gave: one capture per node, and the cluster's objects if any file
+    was a ``kubectl get -o json|yaml`` capture (None otherwise)."""
+
+    nodes: list[NodeCapture]
+    objects: VolumeObjects | None = None
+
+
 def read_capture_files(
     paths: Sequence[str | Path], node_name: str | None, classify: Callable[[Path, str], str]
-) -> list[NodeCapture]:
+) -> CaptureFiles:
     """Read ``--from-file`` inputs and group them by node.
 
     Args:
-        paths: the files, in the order given.
-        node_name: every file belongs to this node; without it each file names its own node.
+        paths: the arguments, in the order given: ``FILE`` or ``NODE=FILE``
+            (:func:`split_node_assignment`).
+        node_name: the node of every file given without ``NODE=`` (default
+            :data:`DEFAULT_NODE`).
         classify: ``classify(path, text) -> kind``, raising :class:`UsageError` for a file it
-            cannot place.
+            cannot place. Kubernetes object captures are recognised before it is asked.
 
     Raises:
-        UsageError: a file cannot be read or its format is not recognised.
+        UsageError: a file cannot be read or its format is not recognised; ``--node-name`` is
+            given though every file names its node; only Kubernetes objects were given.
     """
     grouped: dict[str, dict[str, list[str]]] = {}
+    sources: dict[str, dict[str, list[str]]] = {}
     inputs: dict[str, list[str]] = defaultdict(list)
-    for raw_path in paths:
-        path = Path(raw_path)
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except IsADirectoryError as exc:
-            raise UsageError(f"--from-file {path}: is a directory", "Give files.") from exc
-        except OSError as exc:
-            raise UsageError(f"--from-file {path}: cannot read it: {exc.strerror}", "") from exc
+    warnings: dict[str, list[str]] = defaultdict(list)
+    items: list[JsonDict] = []
+    unassigned = 0
+    for argument in paths:
+        node, path = split_node_assignment(argument)
+        text = _read(argument, path)
+        found = kubernetes_items(text)
+        if found is not None:
+            items.extend(found)
+            continue
+        text, levels = unquote_mail(text)
         kind = classify(path, text)
-        node = node_name or path.name
+        if node is None:
+            unassigned += 1
+            node = node_name or DEFAULT_NODE
         grouped.setdefault(node, {}).setdefault(kind, []).append(text)
+        sources.setdefault(node, {}).setdefault(kind, []).append(str(path))
         inputs[node].append(f"{path} ({kind})")
-    return [
-        NodeCapture(
-            node=node,
-            texts={kind: tuple(texts) for kind, texts in by_kind.items()},
-            inputs=tuple(inputs[node]),
+        if levels:
+            warnings[node].append(
+                f"{path}: the e-mail quote prefix ({'>' * levels}) was removed from every line"
+            )
+    if node_name and not unassigned and grouped:
+        raise UsageError(
+            f"--node-name {node_name}: every --from-file names its node (NODE=FILE)",
+            "Drop --node-name, or give the files of that node without NODE=.",
         )
-        for node, by_kind in grouped.items()
-    ]
+    if not grouped:
+        raise UsageError(
+            "--from-file: only Kubernetes objects were given, no node's capture",
+            "Add the node's files (mountinfo, mountstats, multipath -ll, iscsiadm ...).",
+        )
+    objects = volume_objects_from_items(items) if items else None
+    if objects is not None:
+        for node in inputs:
+            inputs[node].append(f"kubernetes objects ({_count_kinds(items)})")
+    return CaptureFiles(
+        nodes=[
+            NodeCapture(
+                node=node,
+                texts={kind: tuple(texts) for kind, texts in by_kind.items()},
+                inputs=tuple(inputs[node]),
+                sources={kind: tuple(names) for kind, names in sources[node].items()},
+                warnings=tuple(warnings[node]),
+            )
+            for node, by_kind in grouped.items()
+        ],
+        objects=objects,
+    )
+
+
+def _read(argument: str | Path, path: Path) -> str:
+    shown = str(argument)
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except IsADirectoryError as exc:
+        raise UsageError(f"--from-file {shown}: is a directory", "Give files.") from exc
+    except OSError as exc:
+        what = str(path) if shown != str(path) else "it"
+        raise UsageError(f"--from-file {shown}: cannot read {what}: {exc.strerror}", "") from exc
+
+
+# ---------------------------------------------------------------------------------------------
+# kubectl get -o json|yaml captures
+# ---------------------------------------------------------------------------------------------
+
+_OBJECT_FIELDS: Mapping[str, str] = {
+    kinds.POD.kind: "pods",
+    kinds.PV.kind: "pvs",
+    kinds.PVC.kind: "pvcs",
+    kinds.STORAGE_CLASS.kind: "storage_classes",
+    kinds.EVENT.kind: "events",
+}
+
+
+def kubernetes_items(text: str) -> list[JsonDict] | None:
+    """The objects of a ``kubectl get … -o json`` (or ``-o yaml``) capture, Lists unpacked
+    (``kubectl get pv,pvc,sc``), several documents one after another allowed; None when the
+    text is not Kubernetes objects (multipathd JSON, any node file).
+    """
+    stripped = text.strip()
+    documents: list[Any] | None = None
+    if stripped.startswith(("{", "[")):
+        documents = _json_documents(stripped)
+    elif re.search(r"^apiVersion:", stripped, re.M) and re.search(r"^kind:", stripped, re.M):
+        documents = _yaml_documents(stripped)
+    if not documents:
+        return None
+    items: list[JsonDict] = []
+    for document in documents:
+        found = _objects_of(document)
+        if found is None:
+            return None
+        items.extend(found)
+    return items
+
+
+def _json_documents(text: str) -> list[Any] | None:
+    decoder = json.JSONDecoder()
+    documents: list[Any] = []
+    index = 0
+    while index < len(text):
+        try:
+            document, index = decoder.raw_decode(text, index)
+        except json.JSONDecodeError:
+            return None
+        documents.append(document)
+        while index < len(text) and text[index].isspace():
+            index += 1
+    return documents
+
+
+def _yaml_documents(text: str) -> list[Any] | None:
+    import yaml  # noqa: PLC0415 - only for YAML captures
+
+    try:
+        return [document for document in yaml.safe_load_all(text) if document is not None]
+    except yaml.YAMLError:
+        return None
+
+
+def _objects_of(document: Any) -> list[JsonDict] | None:
+    """A document's objects: a List's items (their kind from the List's when missing), an
+    object, or a JSON array of either; None when it is none of them."""
+    if isinstance(document, list):
+        objects: list[JsonDict] = []
+        for element in document:
+            found = _objects_of(element)
+            if found is None:
+                return None
+            objects.extend(found)
+        return objects
+    if not isinstance(document, dict) or not document.get("apiVersion"):
+        return None
+    kind = str(document.get("kind") or "")
+    if isinstance(document.get("items"), list) and kind.endswith("List"):
+        item_kind = kind[: -len("List")] or None
+        return [
+            item if item.get("kind") or not item_kind else {**item, "kind": item_kind}
+            for item in document["items"]
+            if isinstance(item, dict)
+        ]
+    return [document] if kind and isinstance(document.get("metadata"), dict) else None
+
+
+def volume_objects_from_items(items: Iterable[JsonDict]) -> VolumeObjects:
+    """Pods, PVs, PVCs, StorageClasses and FailedMount events out of any objects (the rest is
+    left out), as the live path lists them."""
+    found: dict[str, list[JsonDict]] = defaultdict(list)
+    for item in items:
+        name = _OBJECT_FIELDS.get(str(item.get("kind")))
+        if name == "events" and item.get("reason") != "FailedMount":
+            continue
+        if name:
+            found[name].append(item)
+    return VolumeObjects(**{name: tuple(objects) for name, objects in found.items()})
+
+
+def _count_kinds(items: Iterable[JsonDict]) -> str:
+    counts = Counter(str(item.get("kind") or "?") for item in items)
+    return ", ".join(f"{count} {kind}" for kind, count in sorted(counts.items()))
 
 
 def first_line(text: str) -> str:

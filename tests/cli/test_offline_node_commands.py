@@ -2,11 +2,13 @@
 
 Checks the JSON contract (apiVersion/kind first, the fixed keys), facts read from the fixtures,
 findings where a fixture deserves them, --fail-on exit codes and usage errors (exit 2, nothing
-on stdout).
+on stdout); how files make nodes (one node unless NODE=FILE), Kubernetes object captures next
+to node files, and captures with a broken line audited with a warning instead of refused.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -32,6 +34,9 @@ HEALTHY_MAPS = FIXTURES / "multipath" / "stockage_lio_alua_config_warning.txt"
 ROCKY_CONF = FIXTURES / "multipath" / "conf_stockage_rocky_duplicate_defaults.conf"
 MULTIPATHD_JSON = FIXTURES / "multipathd" / "ubiquity_list_maps_json_with_prompt.txt"
 SANLUN = FIXTURES / "sanlun" / "eks_fsxn_cdot_show_p.txt"
+NODE_RECORDS = FIXTURES / "iscsiadm" / "stockage_node_chunk1.txt"
+BUNDLE = FIXTURES / "kubernetes" / "constructed-anf-bundle.pv-pvc-sc.json"
+PODS = FIXTURES / "kubernetes" / "constructed-anf-bundle.pods.json"
 
 MOUNT_REPORT_KEYS = ["apiVersion", "kind", "source", "profile", "nodes", "summary"]
 MOUNT_NODE_KEYS = [
@@ -93,6 +98,7 @@ ISCSI_NODE_KEYS = [
     "status",
     "tools",
     "sessions",
+    "node_records",
     "multipath_maps",
     "maps_source",
     "luns",
@@ -152,7 +158,7 @@ def test_mount_audit_json_contract_on_mountinfo() -> None:
     assert report["source"] == "files"
     (node,) = report["nodes"]
     assert list(node) == MOUNT_NODE_KEYS
-    assert node["node"] == "invented-kubelet-node.mountinfo"  # the file name names the node
+    assert node["node"] == "node"  # without --node-name or NODE=, the neutral name
     assert node["error"] is None
     assert len(node["mounts"]) == 7  # NFS only: the CIFS, ext4 and root mounts are left out
     for mount in node["mounts"]:
@@ -521,3 +527,206 @@ def test_dry_run_with_named_nodes_needs_no_cluster() -> None:
     (pod,) = yaml.safe_load_all(audit.stdout)
     assert "privileged" not in pod["spec"]["containers"][0]["securityContext"]
     assert pod["spec"]["hostPID"] is True
+
+
+# ---------------------------------------------------------------------------------------------
+# Files → nodes: one node unless NODE=FILE
+# ---------------------------------------------------------------------------------------------
+
+# INVENTED: the mountinfo line of the NFS mount whose mountstats block is the procfs fixture
+# (same source and mount point, the options the kernel prints in mountinfo).
+KUBELET_NFS_MOUNTINFO = (
+    "25 1 253:0 / / rw,relatime shared:1 - xfs /dev/mapper/root rw\n"
+    "3021 25 0:345 / /var/lib/kubelet/pods/1c2215a7-0d92-4df5-83ce-a807bcc2f8c8/volumes/"
+    "kubernetes.io~nfs/home-automation--node-red-data--pv0001 rw,relatime shared:900 - nfs4 "
+    "fs.example.com:/volume4/apps/home-automation/node-red-data rw,vers=4.1,rsize=131072,"
+    "wsize=131072,namlen=255,hard,proto=tcp,timeo=600,retrans=2,sec=sys,"
+    "clientaddr=192.168.1.191,local_lock=none,addr=192.168.1.10\n"
+)
+
+
+def test_mountinfo_and_mountstats_given_together_are_one_node(tmp_path: Path) -> None:
+    # The README's example: --from-file mountinfo.txt --from-file mountstats.txt.
+    mountinfo = tmp_path / "mountinfo.txt"
+    mountinfo.write_text(KUBELET_NFS_MOUNTINFO)
+    code, report = run_json(
+        "mount-audit", "--from-file", str(mountinfo), "--from-file", str(KUBELET_NFS_STATS)
+    )
+    assert code == 0
+    (node,) = report["nodes"]
+    assert node["node"] == "node"
+    (mount,) = node["mounts"]
+    assert mount["server"] == "fs.example.com"
+    assert mount["stats"]["xprt_count"] == 1  # the mountstats block met the mount table
+    assert mount["stats"]["ops"]["READ"]["ops"] > 0
+    assert mount["options"]["acregmax"] == "60"  # defaulted options printed by mountstats only
+    assert node["warnings"] == []
+
+
+def test_node_equals_file_makes_several_nodes_in_one_run() -> None:
+    code, report = run_json(
+        "mount-audit", "--from-file", f"w1={MOUNTINFO}", "--from-file", f"w2={MOUNTSTATS}"
+    )
+    assert code == 1  # w2 has the UDP mount (NFS080)
+    assert [node["node"] for node in report["nodes"]] == ["w1", "w2"]
+    assert report["summary"]["nodes"] == 2
+    w1, w2 = report["nodes"]
+    assert all(m["stats"] is None for m in w1["mounts"])
+    assert all(m["stats"] is not None for m in w2["mounts"])
+
+
+def test_mountstats_of_another_node_is_warned_about() -> None:
+    _, report = run_json(
+        "mount-audit", "--from-file", str(MOUNTINFO), "--from-file", str(MOUNTSTATS)
+    )
+    (node,) = report["nodes"]
+    (warning,) = node["warnings"]
+    assert warning.startswith("3 NFS mount(s) in mountstats are not in the mount table")
+    assert "NODE=FILE" in warning
+
+
+def test_a_file_whose_name_holds_an_equals_sign_is_read_as_a_file(tmp_path: Path) -> None:
+    odd = tmp_path / "w1=mountinfo"
+    odd.write_text(MOUNTINFO.read_text())
+    code, report = run_json("mount-audit", "--from-file", str(odd))
+    assert code == 0
+    assert [node["node"] for node in report["nodes"]] == ["node"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["mount-audit", "--from-file", f"w1={MOUNTINFO}", "--node-name", "w2"],
+            "every --from-file names its node",
+        ),
+        (["mount-audit", "--from-file", "w1=/nonexistent/mountinfo"], "cannot read"),
+        (["mount-audit", "--from-file", str(BUNDLE)], "only Kubernetes objects"),
+    ],
+)
+def test_offline_grouping_usage_errors(args: list[str], message: str) -> None:
+    result = run_cli(*args, env=NO_CLUSTER)
+    assert result.exit_code == 2, result.stdout + result.stderr
+    assert result.stdout == ""
+    assert message in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------
+# kubectl get -o json next to node files
+# ---------------------------------------------------------------------------------------------
+
+
+def test_kubernetes_objects_give_requested_options_and_the_class_profile() -> None:
+    code, report = run_json(
+        "mount-audit",
+        "--from-file",
+        str(MOUNTINFO),
+        "--from-file",
+        str(BUNDLE),
+        "--from-file",
+        str(PODS),
+        "--fail-on",
+        "warn",
+    )
+    assert code == 1
+    (node,) = report["nodes"]
+    assert node["inputs"][-1].startswith("kubernetes objects (1 PersistentVolume")
+    (mount,) = [m for m in node["mounts"] if m["pvc"]]
+    assert (mount["namespace"], mount["pod"], mount["pvc"], mount["storage_class"]) == (
+        "team-a",
+        "web-0",
+        "shared",
+        "anf-premium",
+    )
+    assert (mount["profile"], mount["profile_reason"]) == ("anf", "storage-class")
+    ids = [f["id"] for f in mount["findings"]]
+    assert "NFSK8S001" in ids  # nconnect=8 requested, 4 in effect
+    assert "NFS021" in ids  # 1 MiB rsize/wsize above ANF's 256 KiB
+
+
+# ---------------------------------------------------------------------------------------------
+# iscsiadm -m node on its own
+# ---------------------------------------------------------------------------------------------
+
+
+def test_iscsiadm_node_alone_shows_its_records() -> None:
+    code, report = run_json("iscsi", "--from-file", str(NODE_RECORDS))
+    assert code == 0
+    (node,) = report["nodes"]
+    assert node["status"] == "12 iSCSI node record(s)"
+    assert len(node["node_records"]) == 12
+    assert node["node_records"][0] == {
+        "portal": "10.3.1.1:3260",
+        "tpgt": 1,
+        "target": "iqn.2024-12.tp2.b3:data-chunk1",
+    }
+    table = run_cli("iscsi", "--from-file", str(NODE_RECORDS), env=NO_CLUSTER)
+    assert "12 iSCSI node record(s)" in table.stdout
+
+
+# ---------------------------------------------------------------------------------------------
+# Captures from bug reports and mailing lists, with a broken line: audited, with a warning
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("command", "relative", "warnings", "check"),
+    [
+        (
+            "mount-audit",
+            "mountinfo/kubernetes-64324-prompts.mountinfo",
+            [f"line {n}: a shell prompt" for n in (1, 2, 3, 5)],
+            lambda node: node["error"] is None,
+        ),
+        (
+            "mount-audit",
+            "mountinfo/linuxkit-2131-elided.mountinfo",
+            ["line 2: not a mountinfo line; skipped: '...'"],
+            lambda node: node["error"] is None,
+        ),
+        (
+            "mount-audit",
+            "mounts/linux-nfs-el9-flowed-wrap.proc-mounts",
+            ["lines 1-3: one line wrapped over 3; rejoined"],
+            lambda node: node["mounts"][0]["options"]["lookupcache"] == "pos",
+        ),
+        (
+            "mount-audit",
+            "nfsstat/linux-nfs-quoted-reply.nfsstat",
+            [
+                "the e-mail quote prefix (>) was removed from every line",
+                "line 1: a shell prompt",
+                "lines 3-5: the Flags: line wrapped over 3; rejoined",
+                "line 6: a shell prompt",
+            ],
+            lambda node: node["mounts"][0]["options"]["addr"] == "10.80.111.94",
+        ),
+        (
+            "iscsi",
+            "iscsiadm/trident_998_session_redacted.txt",
+            ["line 1: a shell prompt", "no multipath output given"],
+            lambda node: [s["tpgt"] for s in node["sessions"]] == [1072, 1071],
+        ),
+        (
+            "iscsi",
+            "multipath/qemu_devel_props_wrapped.txt",
+            ["lines 3-4: one line wrapped over 2; rejoined"],
+            lambda node: node["multipath_maps"][0]["hwhandler"] == "1 alua",
+        ),
+    ],
+)
+def test_pasted_capture_with_a_broken_line_is_audited_with_a_warning(
+    command: str, relative: str, warnings: list[str], check: Any
+) -> None:
+    result = run_cli(command, "--from-file", str(FIXTURES / relative), "-o", "json", env=NO_CLUSTER)
+    assert result.exit_code == 0, result.stderr
+    (node,) = result.json()["nodes"]
+    assert len(node["warnings"]) == len(warnings), node["warnings"]
+    for warning, expected in zip(node["warnings"], warnings, strict=True):
+        assert expected in warning
+        if "e-mail" not in expected and "multipath output" not in expected:
+            assert warning.startswith(str(FIXTURES / relative)), warning
+    assert check(node)
+    table = run_cli(command, "--from-file", str(FIXTURES / relative), env=NO_CLUSTER)
+    assert "Warnings:" in table.stdout
+    assert warnings[0] in table.stdout

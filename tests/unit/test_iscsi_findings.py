@@ -289,38 +289,81 @@ FAST = [_session(1, 5, "sda"), _session(2, 5, "sdb")]
 MULTIPATHED = {1: True, 2: True}
 
 
-def test_shipped_iscsid_conf_gives_new_records_a_slow_failover() -> None:
-    # Real shipped open-iscsi iscsid.conf: replacement_timeout = 120.
-    (finding,) = check_iscsid_replacement_timeout(
-        _iscsid("iscsid.conf.open-iscsi"), FAST, MULTIPATHED
+def test_shipped_iscsid_conf_is_quiet_while_multipathd_sets_the_timeouts() -> None:
+    # Real shipped open-iscsi iscsid.conf: replacement_timeout = 120. multipathd writes its
+    # fast_io_fail_tmo into the recovery timeout of every session it maps (S75; the node lab shows
+    # records at 120 and mapped sessions at 10), so new records holding 120 is the normal state.
+    shipped = _iscsid("iscsid.conf.open-iscsi")
+    assert check_iscsid_replacement_timeout(shipped, FAST, MULTIPATHED) == []
+    assert (
+        check_iscsid_replacement_timeout(shipped, FAST, MULTIPATHED, multipathd_running=True) == []
     )
-    assert (finding.id, finding.severity) == ("ISCSI004", Severity.WARN)
-    assert "node.session.timeo.replacement_timeout = 120" in finding.message
-    assert "5s" in finding.message
+
+
+def test_shipped_iscsid_conf_matters_where_multipathd_does_not_set_the_timeouts() -> None:
+    shipped = _iscsid("iscsid.conf.open-iscsi")
+    (stopped,) = check_iscsid_replacement_timeout(
+        shipped, FAST, MULTIPATHED, multipathd_running=False
+    )
+    assert (stopped.id, stopped.severity) == ("ISCSI004", Severity.WARN)
+    assert "node.session.timeo.replacement_timeout = 120" in stopped.message
+    assert "5s" in stopped.message
+    assert "multipathd is not running" in stopped.message
+    assert "S75" in stopped.source
+    # fast_io_fail_tmo off cannot be set on an iSCSI session: the record's 120 stays
+    maps = [_map(_group(_path("sda"), _path("sdb")))]
+    off = parse_multipath_conf(
+        'devices {\n device {\n vendor "NETAPP"\n product "LUN.*"\n fast_io_fail_tmo off\n }\n}\n'
+    )
+    (finding,) = check_iscsid_replacement_timeout(
+        shipped, FAST, MULTIPATHED, maps=maps, multipath_conf=off, multipathd_running=True
+    )
+    assert finding.id == "ISCSI004"
+    assert "fast_io_fail_tmo off for NETAPP,LUN C-Mode" in finding.message
+    five = parse_multipath_conf("defaults {\n fast_io_fail_tmo 5\n}\n")
+    assert (
+        check_iscsid_replacement_timeout(
+            shipped, FAST, MULTIPATHED, maps=maps, multipath_conf=five, multipathd_running=True
+        )
+        == []
+    )
 
 
 def test_matching_iscsid_conf_is_quiet() -> None:
+    trident = _iscsid("iscsid.conf.invented-trident")
+    assert check_iscsid_replacement_timeout(trident, FAST, MULTIPATHED) == []
     assert (
-        check_iscsid_replacement_timeout(_iscsid("iscsid.conf.invented-trident"), FAST, MULTIPATHED)
-        == []
+        check_iscsid_replacement_timeout(trident, FAST, MULTIPATHED, multipathd_running=False) == []
     )
     # without multipath the conf-side ISCSI004 does not apply
     single = {1: False, 2: False}
     assert "ISCSI004" not in _ids(
-        check_iscsid_replacement_timeout(_iscsid("iscsid.conf.open-iscsi"), FAST, single)
+        check_iscsid_replacement_timeout(
+            _iscsid("iscsid.conf.open-iscsi"), FAST, single, multipathd_running=False
+        )
     )
 
 
-def test_conf_value_differing_from_live_sessions_is_iscsi014() -> None:
-    # iscsid.conf says 10 (the HPE value), the sessions' records were made with 5.
-    (finding,) = check_iscsid_replacement_timeout(
-        _iscsid("iscsid.conf.invented-hpe"), FAST, MULTIPATHED
-    )
+def test_conf_value_differing_from_unmapped_sessions_is_iscsi014() -> None:
+    # iscsid.conf says 10 (the HPE value); sessions without a map run their record's 5.
+    hpe = _iscsid("iscsid.conf.invented-hpe")
+    (finding,) = check_iscsid_replacement_timeout(hpe, FAST, {1: False, 2: False})
     assert (finding.id, finding.severity) == ("ISCSI014", Severity.INFO)
     assert "1: 5s" in finding.message
     assert "-v 10" in finding.fix
     # a file that does not set the key seeds the default; nothing was edited
     assert check_iscsid_replacement_timeout(parse_iscsid_conf(""), FAST, {1: False, 2: False}) == []
+
+
+def test_mapped_sessions_run_multipathds_value_not_their_records() -> None:
+    # The same sessions mapped: their 5 s is multipathd's fast_io_fail_tmo, not their records'
+    # value, so nothing says the records predate the file (the false ISCSI014 of the node lab).
+    hpe = _iscsid("iscsid.conf.invented-hpe")
+    assert check_iscsid_replacement_timeout(hpe, FAST, MULTIPATHED) == []
+    mixed = check_iscsid_replacement_timeout(hpe, FAST, {1: True, 2: False})
+    assert [(f.id, "2: 5s" in f.message, "1: 5s" in f.message) for f in mixed] == [
+        ("ISCSI014", True, False)
+    ]
 
 
 def test_real_sessions_with_120s_and_an_updated_conf_get_the_record_fix() -> None:
@@ -344,8 +387,13 @@ def test_real_sessions_with_120s_and_an_updated_conf_get_the_record_fix() -> Non
 
 def test_evaluate_reads_the_conf_replacement_timeout() -> None:
     maps = [_map(_group(_path("sda"), _path("sdb"), prio=50))]
-    findings = evaluate_iscsi_node(FAST, maps, iscsid_conf=_iscsid("iscsid.conf.open-iscsi"))
+    shipped = _iscsid("iscsid.conf.open-iscsi")
+    findings = evaluate_iscsi_node(FAST, maps, iscsid_conf=shipped, multipathd_running=False)
     assert "ISCSI004" in _ids(findings)
-    quiet = evaluate_iscsi_node(FAST, maps, iscsid_conf=_iscsid("iscsid.conf.invented-trident"))
+    running = evaluate_iscsi_node(FAST, maps, iscsid_conf=shipped, multipathd_running=True)
+    assert "ISCSI004" not in _ids(running)
+    quiet = evaluate_iscsi_node(
+        FAST, maps, iscsid_conf=_iscsid("iscsid.conf.invented-trident"), multipathd_running=False
+    )
     assert "ISCSI004" not in _ids(quiet)
     assert "ISCSI014" not in _ids(quiet)

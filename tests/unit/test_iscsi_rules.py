@@ -225,6 +225,35 @@ def test_mp021_io_stays_on_lower_priority_group() -> None:
     assert "MP021" not in _ids(check_multipath_map(dataclasses.replace(HEALTHY, failback="manual")))
 
 
+def test_mp021_names_the_failback_behind_multipathds_dash() -> None:
+    # multipathd JSON prints "-" for failback manual and for an idle deferred failback N
+    # (print.c snprint_failback): the configured value tells which; manual (the default) if none.
+    stuck = _map(
+        _group(_path("sdb"), prio=10, status="active"),
+        _group(_path("sdc"), prio=50, status="enabled"),
+        failback="-",
+    )
+    (manual,) = [f for f in check_multipath_map(stuck) if f.id == "MP021"]
+    assert manual.message.endswith("failback is manual")
+    (deferred,) = [f for f in check_multipath_map(stuck, failback="15") if f.id == "MP021"]
+    assert deferred.message.endswith("failback is 15")
+    named = dataclasses.replace(stuck, failback="followover")
+    (shown,) = [f for f in check_multipath_map(named, failback="manual") if f.id == "MP021"]
+    assert shown.message.endswith("failback is followover")
+
+
+def test_mp010_a_path_dm_still_uses_whose_scsi_device_is_blocked() -> None:
+    # constructed; the real case (tests/nodelab portal-drop) is in test_iscsi_lab_verdicts.py
+    blocked = _map(_group(_path("sdb", online="blocked"), _path("sdc")))
+    (finding,) = [f for f in check_multipath_map(blocked) if f.id == "MP010"]
+    assert "sdb (active ready blocked: dm-multipath still sends I/O down it" in finding.message
+    assert "S75" in finding.source
+    offline = _map(_group(_path("sdb", dm="failed", chk="faulty", online="transport-offline")))
+    (failed,) = [f for f in check_multipath_map(offline) if f.id == "MP010"]
+    assert "sdb (failed faulty transport-offline)" in failed.message
+    assert "MP010" not in _ids(check_multipath_map(_map(_group(_path("sdb"), _path("sdc")))))
+
+
 # --- MP000 / MP001 ------------------------------------------------------------------------------
 
 

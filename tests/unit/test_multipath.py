@@ -9,11 +9,19 @@ import pytest
 
 from kubectl_storage.core.iscsi.multipath import (
     MultipathParseError,
+    merge_multipath_views,
     parse_multipath_ll,
     parse_multipathd_json,
 )
+from kubectl_storage.core.iscsi.sessions import (
+    parse_iscsi_sysfs_dump,
+    parse_iscsiadm_session_detail,
+    scsi_device_states,
+)
+from kubectl_storage.core.nodes.collect import split_sections
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
+LAB = Path(__file__).resolve().parents[1] / "nodelab" / "captures" / "iscsi"
 
 
 def _ll(name: str):
@@ -331,3 +339,75 @@ def test_multipathd_json_name_equal_to_uuid_has_no_alias() -> None:
 def test_multipathd_json_errors(text: str) -> None:
     with pytest.raises(MultipathParseError):
         parse_multipathd_json(text)
+
+
+# --- merge_multipath_views, on the node lab's real captures (tests/nodelab/captures) ----------
+
+
+def _lab(phase: str) -> dict[str, str]:
+    return split_sections((LAB / phase / "collect-iscsi.txt").read_text())
+
+
+def _lab_views(phase: str):
+    sections = _lab(phase)
+    return (
+        parse_multipathd_json(sections["multipathd-json"]),
+        parse_multipath_ll(sections["multipath-ll"]),
+        scsi_device_states(parse_iscsiadm_session_detail(sections["iscsiadm-session"])),
+    )
+
+
+def test_merge_completes_json_with_size_and_hctl() -> None:
+    from_json, from_text, states = _lab_views("healthy")
+    merged = merge_multipath_views(from_json, from_text, states)
+    assert [m.size for m in from_json] == [None, None]
+    assert [(m.alias, m.size, m.failback) for m in merged] == [
+        ("mpatha", "64M", "-"),
+        ("mpathb", "64M", "-"),
+    ]
+    assert [(p.dev, p.hctl, p.prio) for p in merged[1].paths] == [
+        ("sdc", "4:0:0:0", 50),
+        ("sdd", "5:0:0:0", 10),
+    ]
+    # every disk running: nothing of the kernel's view changes the maps
+    assert merge_multipath_views(from_json, from_text, states) == merge_multipath_views(
+        from_json, from_text
+    )
+
+
+def test_merge_gives_a_path_dm_still_uses_its_blocked_device_state() -> None:
+    from_json, from_text, states = _lab_views("portal-drop")
+    assert states == {
+        "sda": "running",
+        "sdb": "blocked",
+        "sdc": "running",
+        "sdd": "running",
+        "sde": "running",
+    }
+    merged = merge_multipath_views(from_json, from_text, states)
+    paths = {p.dev: (p.dm_state, p.path_state, p.online_state) for p in merged[0].paths}
+    assert paths == {"sda": ("active", "ready", "running"), "sdb": ("active", "ready", "blocked")}
+    # the sysfs dump of the same capture says the same
+    sysfs = scsi_device_states(parse_iscsi_sysfs_dump(_lab("portal-drop")["iscsi-sysfs"]))
+    assert sysfs == states
+    # multipath -ll alone (no multipathd answer): its own check says "i/o pending"
+    (text_only, _) = merge_multipath_views([], from_text, states)
+    assert {p.dev: (p.path_state, p.online_state) for p in text_only.paths} == {
+        "sda": ("ready", "running"),
+        "sdb": ("i/o pending", "blocked"),
+    }
+
+
+def test_merge_keeps_multipaths_view_of_a_path_dm_has_failed() -> None:
+    from_json, from_text, states = _lab_views("portal-drop-timeout")
+    assert states["sdb"] == "transport-offline"
+    merged = merge_multipath_views(from_json, from_text, states)
+    sdb = next(p for p in merged[0].paths if p.dev == "sdb")
+    assert (sdb.dm_state, sdb.path_state, sdb.online_state) == ("failed", "faulty", "running")
+    assert merge_multipath_views(from_json, from_text, states) == merge_multipath_views(
+        from_json, from_text
+    )
+
+
+def test_merge_without_inputs() -> None:
+    assert merge_multipath_views([], [], {"sda": "blocked"}) == ()

@@ -21,6 +21,10 @@ JSON (rules.md B.2): ``multipathd show maps json`` (``"maps": [...]``) and ``mul
 json`` (``"map": {...}``). Text around the JSON document (an interactive prompt) is ignored.
 JSON has no HCTL and no size, so those fields are ``None`` for JSON input.
 
+:func:`merge_multipath_views` makes the node's one view of its maps: multipathd JSON completed
+with ``multipath -ll`` (size, H:C:T:L), and the kernel's SCSI device state where dm-multipath
+still sends I/O to a path whose device services none (see there).
+
 Pure: text in, dataclasses out; no I/O.
 """
 
@@ -28,17 +32,31 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any
 
+from kubectl_storage.core.nodes.mounts import REJOINED, LineNote, note_line
+
 __all__ = [
+    "SCSI_STATES_WITHOUT_IO",
     "MultipathMap",
     "MultipathParseError",
     "MultipathPath",
     "PathGroup",
+    "merge_multipath_views",
     "parse_multipath_ll",
     "parse_multipathd_json",
 ]
+
+#: SCSI device states (Linux drivers/scsi/scsi_sysfs.c ``sdev_states``) in which the device
+#: services no normal I/O: ``blocked`` while the iSCSI session recovers (I/O waits until the
+#: session's recovery timeout, then fails), ``transport-offline`` after it, ``offline``, and the
+#: transitional ``created-blocked``, ``quiesce``, ``cancel`` and ``deleted``. Only ``running``
+#: (and ``created``, before the first scan) services I/O.
+SCSI_STATES_WITHOUT_IO = frozenset(
+    {"blocked", "created-blocked", "offline", "transport-offline", "quiesce", "cancel", "deleted"}
+)
 
 
 class MultipathParseError(ValueError):
@@ -51,7 +69,8 @@ class MultipathPath:
 
     ``dm_state`` is the kernel view (active/failed/undef), ``path_state`` the multipathd checker
     view (ready/faulty/ghost/i/o pending/…), ``online_state`` the SCSI device state
-    (running/offline/unknown; ``None`` in the old bracket format, which does not print it).
+    (running/offline/unknown; ``None`` in the old bracket format, which does not print it; the
+    kernel's own state, e.g. ``blocked``, after :func:`merge_multipath_views`).
     ``prio``, ``checker``, ``host_adapter`` and ``target`` only come from multipathd JSON.
     """
 
@@ -152,6 +171,10 @@ class MultipathMap:
 
 # "Dec 01 10:00:00 | msg" (syslog-style) and "4735.224337 | msg" (monotonic, newer tools).
 _NOISE = re.compile(r"^\s*(?:[A-Z][a-z]{2} +\d+ [\d:]+|\d+\.\d+) \| ")
+# -v3/-v4 debug lines old versions print without a timestamp (RHEL 5): skipped without a note.
+_DEBUG = re.compile(
+    r"^\s*(?:params = |status = |\*word = |[\w-]+: [\w ]+ = |process \d+ |forked \d+)"
+)
 _PROMPT = re.compile(r"^multipathd>\s?")
 _MAP_HEADER = re.compile(
     r"^(?:(?P<action>[a-z]+): )?(?P<name>\S.*?)(?: \((?P<wwid>[^)]+)\))?"
@@ -230,8 +253,10 @@ class _MapBuilder:
 
 
 def _header(line: str) -> _MapBuilder | None:
+    # A header starts at the margin, but a paste may indent it (a Markdown block, a web page).
+    line = line.lstrip()
     match = _MAP_HEADER.match(line)
-    if not match or line.startswith((" ", "\t", "|", "`", "'", "\\")):
+    if not match or line.startswith(("|", "`", "'", "\\")):
         return None
     name, wwid = match.group("name").strip(), match.group("wwid")
     vendor, product = _split_vendor_product(match.group("venprod"))
@@ -280,22 +305,26 @@ def _path_from(line: str) -> MultipathPath | None:
     )
 
 
-def parse_multipath_ll(text: str) -> tuple[MultipathMap, ...]:
+def parse_multipath_ll(text: str, notes: list[LineNote] | None = None) -> tuple[MultipathMap, ...]:
     """Parse ``multipath -ll`` / ``multipath -l`` (or ``multipathd show maps topology``) output.
 
     Lines that belong to no map (warnings, debug output, the paths-list table) are skipped, so a
-    capture with stderr mixed in still parses.
+    capture with stderr mixed in still parses. A line a paste wrapped (a property line cut
+    before ``hwhandler=``, a path line cut before its last states, a header cut before its
+    ``dm-N`` or vendor) is rejoined first; a line inside a map that is none of the above is
+    skipped. Both are recorded in ``notes``.
 
     Args:
         text: the command's output, current or old bracket format.
+        notes: where to record rejoined and skipped lines.
 
     Returns:
         The maps in printed order; an empty tuple when the text holds none.
     """
     maps: list[MultipathMap] = []
     current: _MapBuilder | None = None
-    for raw in text.splitlines():
-        line = _PROMPT.sub("", raw.rstrip())
+    lines = _rejoin_wrapped([_PROMPT.sub("", raw.rstrip()) for raw in text.splitlines()], notes)
+    for number, line in enumerate(lines, start=1):
         if not line.strip() or _NOISE.match(line):
             continue
         if line.startswith("====="):  # "===== paths list =====": a table of paths, not a map
@@ -324,9 +353,78 @@ def parse_multipath_ll(text: str) -> tuple[MultipathMap, ...]:
         path = _path_from(line)
         if path is not None and current.groups:
             current.groups[-1][3].append(path)
+        elif path is not None:
+            note_line(notes, number, line, "a path line outside any path group")
+        elif not _DEBUG.match(line):
+            note_line(notes, number, line, "not a multipath -ll line")
     if current:
         maps.append(current.build())
     return tuple(maps)
+
+
+def _kind(line: str) -> str | None:
+    """What one line of ``multipath -ll`` is: header, props, group, path, other (noise), or
+    None when it is none of them."""
+    stripped = line.strip()
+    if not stripped or _NOISE.match(line) or stripped.startswith("====="):
+        return "other"
+    if _OLD_PROPS.match(stripped) or _PROPS.match(stripped):
+        return "props"
+    if _PG.match(line) or _OLD_PG.match(line):
+        return "group"
+    if _path_from(line) is not None:
+        return "path"
+    if _header(line) is not None:
+        return "header"
+    return None
+
+
+def _join(line: str, piece: str) -> str | None:
+    """``line`` and the unrecognised ``piece`` after it as one line, when that is what a wrap
+    cut in two; else None."""
+    kind, stripped = _kind(line), piece.strip()
+    if kind == "props":
+        if "wp=" not in line and stripped.startswith(("features=", "hwhandler=", "wp=")):
+            return f"{line.rstrip()} {stripped}"
+        return None
+    if kind == "header":
+        header = _MAP_HEADER.match(line.lstrip())
+        if header and not header.group("venprod") and "," in stripped and "=" not in stripped:
+            return f"{line.rstrip()} {stripped}"
+        return None
+    if kind is None:
+        joined = f"{line.rstrip()} {stripped}"
+        if _kind(joined) in ("header", "props", "group", "path"):
+            return joined
+    return None
+
+
+def _rejoin_wrapped(lines: list[str], notes: list[LineNote] | None) -> list[str]:
+    """The lines with wrapped ones joined: the joined line takes the last one's place, the
+    others become blank, so line numbers stay; one ``rejoined`` note per joined line."""
+    lines = list(lines)
+    starts: dict[int, int] = {}  # index of a joined line -> index of its first piece
+    for index in range(len(lines) - 1):
+        piece = lines[index + 1]
+        if not lines[index].strip() or _kind(piece) is not None:
+            continue
+        joined = _join(lines[index], piece)
+        if joined is None:
+            continue
+        starts[index + 1] = starts.pop(index, index)
+        lines[index], lines[index + 1] = "", joined
+    if notes is not None:
+        for last, first in sorted(starts.items(), key=lambda item: item[1]):
+            notes.append(
+                LineNote(
+                    first + 1,
+                    lines[last],
+                    REJOINED,
+                    f"one line wrapped over {last - first + 1}",
+                    last + 1,
+                )
+            )
+    return lines
 
 
 # --- JSON ---------------------------------------------------------------------------------------
@@ -421,3 +519,73 @@ def parse_multipathd_json(text: str) -> tuple[MultipathMap, ...]:
     if isinstance(document.get("map"), dict):
         return (_json_map(document["map"]),)
     raise MultipathParseError("multipathd JSON has neither 'maps' nor 'map'")
+
+
+# --- one view of the maps ---------------------------------------------------------------------
+
+
+def _complete(mpath: MultipathMap, text_map: MultipathMap | None) -> MultipathMap:
+    """Fill what multipathd JSON lacks (size, H:C:T:L) from the same map in ``multipath -ll``."""
+    if text_map is None:
+        return mpath
+    hctl = {path.dev: path.hctl for path in text_map.paths if path.dev}
+    groups = tuple(
+        replace(
+            group,
+            paths=tuple(
+                replace(path, hctl=path.hctl or hctl.get(path.dev or "")) for path in group.paths
+            ),
+        )
+        for group in mpath.path_groups
+    )
+    return replace(mpath, size=mpath.size or text_map.size, path_groups=groups)
+
+
+def _with_device_state(path: MultipathPath, scsi_states: Mapping[str, str]) -> MultipathPath:
+    state = scsi_states.get(path.dev or "")
+    if state in SCSI_STATES_WITHOUT_IO and path.dm_state == "active":
+        return replace(path, online_state=state)
+    return path
+
+
+def merge_multipath_views(
+    json_maps: Iterable[MultipathMap],
+    text_maps: Iterable[MultipathMap] = (),
+    scsi_states: Mapping[str, str] | None = None,
+) -> tuple[MultipathMap, ...]:
+    """The node's maps: multipathd JSON (queueing, failback, priorities), completed with the same
+    maps of ``multipath -ll`` (size, H:C:T:L); ``multipath -ll`` alone when JSON gave none.
+
+    With ``scsi_states`` (``{"sdb": "blocked"}``, the kernel's SCSI device states from sysfs or
+    ``iscsiadm -P 3``), a path that dm-multipath still has ``active`` but whose device is in a
+    state that services no I/O (:data:`SCSI_STATES_WITHOUT_IO`) gets that state as its
+    ``online_state``. multipath's own column cannot say it: it prints ``offline`` only for the
+    kernel's ``offline`` and ``running`` for everything else (libmultipath print.c
+    ``snprint_offline``, discovery.c ``path_offline``), and multipathd's JSON holds what its
+    checker saw last. Real case (tests/nodelab, portal-drop): a dropped portal's session in
+    recovery, sysfs ``blocked``, multipathd JSON ``active ready running``, ``multipath -ll``
+    ``active i/o pending running`` (path_offline maps ``blocked`` to pending): I/O sent down that
+    path waits for the session's recovery timeout. A path dm-multipath has already failed keeps
+    multipath's view unchanged.
+    """
+    json_list, text_list = list(json_maps), list(text_maps)
+    if json_list:
+        by_wwid = {mpath.wwid: mpath for mpath in text_list}
+        maps = [_complete(mpath, by_wwid.get(mpath.wwid)) for mpath in json_list]
+    else:
+        maps = text_list
+    if not scsi_states:
+        return tuple(maps)
+    return tuple(
+        replace(
+            mpath,
+            path_groups=tuple(
+                replace(
+                    group,
+                    paths=tuple(_with_device_state(path, scsi_states) for path in group.paths),
+                )
+                for group in mpath.path_groups
+            ),
+        )
+        for mpath in maps
+    )

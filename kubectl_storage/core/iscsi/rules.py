@@ -12,9 +12,10 @@ MP022 MP023 MP030 MP031 MP032, ISCSI001 ISCSI002 ISCSI003 ISCSI004 ISCSI005 ISCS
 ISCSI008 ISCSI009 ISCSI010 ISCSI011 ISCSI012 ISCSI013 ISCSI014 ISCSI015 ISCSI016. ISCSI006,
 ISCSI012, ISCSI014 and ISCSI016 read /etc/iscsi/iscsid.conf (:mod:`.iscsid_conf`), which only
 seeds new node records; ISCSI004 and ISCSI014 judge its ``replacement_timeout`` next to the live
-sessions' ``recovery_tmo``. ``sanlun lun show -p`` (NetApp) path states and types feed MP010,
-MP011, MP016, MP020 and MP021. Not implemented (need sysfs timeouts we do not collect yet):
-MP033 MP034.
+sessions' ``recovery_tmo``, knowing that multipathd writes its ``fast_io_fail_tmo`` into the
+recovery timeout of every session it maps (S75). ``sanlun lun show -p`` (NetApp) path states
+and types feed MP010, MP011, MP016, MP020 and MP021. Not implemented (need sysfs timeouts we do
+not collect yet): MP033 MP034.
 """
 
 from __future__ import annotations
@@ -32,7 +33,12 @@ from kubectl_storage.core.iscsi.iscsid_conf import (
     STARTUP,
     IscsidConf,
 )
-from kubectl_storage.core.iscsi.multipath import MultipathMap, MultipathPath, PathGroup
+from kubectl_storage.core.iscsi.multipath import (
+    SCSI_STATES_WITHOUT_IO,
+    MultipathMap,
+    MultipathPath,
+    PathGroup,
+)
 from kubectl_storage.core.iscsi.multipath_conf import MultipathConf
 from kubectl_storage.core.iscsi.sanlun import SanlunLun
 from kubectl_storage.core.iscsi.sessions import IscsiNodeRecord, IscsiSession
@@ -60,6 +66,7 @@ __all__ = [
     "check_unique_initiator_names",
     "check_unmultipathed_disks",
     "evaluate_iscsi_node",
+    "multipathd_leaves_recovery_timeout",
     "rule_catalogue",
 ]
 
@@ -85,6 +92,10 @@ SOURCES: dict[str, str] = {
     "S66": "S66 Pure Storage published device stanza (tripleo-deployment-configs pure-temp.yaml)",
     "S67": "S67 Portworx 'Use FlashArray as backend storage' (multipath.conf for Kubernetes)",
     "S68": "S68 HPE CSI driver node conformance (hpe-linux-config.yaml) and example multipath.conf",
+    "S75": "S75 multipath-tools libmultipath/discovery.c (0.9.4, 0.14.3): sysfs_set_scsi_tmo() "
+    "and sysfs_set_session_tmo() write fast_io_fail_tmo (default 5, defaults.h) into the "
+    "recovery_tmo of the iSCSI session of every path of a map (off and 0 cannot be set on "
+    "iSCSI); path_offline() reads the SCSI device state (offline: down, blocked: pending)",
     "H1": "H1 NetApp Linux Host Utilities, sanlun lun show -p "
     "(https://docs.netapp.com/us-en/ontap-sanhost/hu-luhu-sanlun-utility.html): host path state "
     "up/down, path type primary (the node owning the LUN) or secondary (its HA partner)",
@@ -235,11 +246,31 @@ def _has_state_info(path: MultipathPath) -> bool:
 
 
 def _is_bad(path: MultipathPath) -> bool:
+    """Failed by dm-multipath, faulty for the checker, or a SCSI device that services no I/O
+    (``offline``; ``blocked`` or ``transport-offline`` from the kernel's state, see
+    :func:`~kubectl_storage.core.iscsi.multipath.merge_multipath_views`)."""
     return _has_state_info(path) and (
         path.dm_state == "failed"
         or path.path_state in _BAD_CHECKER
-        or path.online_state == "offline"
+        or path.online_state in SCSI_STATES_WITHOUT_IO
     )
+
+
+def _path_states(path: MultipathPath) -> str:
+    """``active ready blocked`` and, for a path dm-multipath still uses while its SCSI device
+    services no I/O, what that means."""
+    states = f"{path.dm_state} {path.path_state} {path.online_state}"
+    if _stopped_under_dm(path):
+        states += (
+            f": dm-multipath still sends I/O down it, but its SCSI device is {path.online_state} "
+            "and services none"
+        )
+    return states
+
+
+def _stopped_under_dm(path: MultipathPath) -> bool:
+    """dm-multipath still uses the path while the kernel has stopped its SCSI device."""
+    return path.dm_state == "active" and path.online_state in SCSI_STATES_WITHOUT_IO
 
 
 def _map_name(mpath: MultipathMap) -> str:
@@ -273,7 +304,7 @@ def check_multipath_map(
         access_states: optional ``{"sdb": "active/optimized", …}`` from
             ``/sys/block/sdX/device/access_state`` (for MP020 when path priorities are unknown).
         failback: effective failback when known from elsewhere (config); the map's own JSON
-            ``failback`` is used first.
+            ``failback`` is used first, except its ``-`` (see :func:`_failback_of`).
         path_types: optional ``{"sdb": "primary", "sdc": "secondary"}`` from ``sanlun lun show
             -p`` (ONTAP's ALUA view: primary paths reach the node owning the LUN).
     """
@@ -284,9 +315,10 @@ def check_multipath_map(
     bad = [path for path in judged if _is_bad(path)]
     array = array_for(mpath.vendor, mpath.product)
     if bad:
-        devices = ", ".join(
-            f"{p.dev or p.hctl or '?'} ({p.dm_state} {p.path_state} {p.online_state})" for p in bad
-        )
+        devices = ", ".join(f"{p.dev or p.hctl or '?'} ({_path_states(p)})" for p in bad)
+        # A device stopped by the kernel (iSCSI session recovery blocks it, S58) that multipath
+        # has not failed yet: multipath's own columns cannot show it (S52, S75).
+        kernel = "S58 S75" if any(_stopped_under_dm(p) for p in bad) else ""
         findings.append(
             _finding(
                 "MP010",
@@ -294,6 +326,7 @@ def check_multipath_map(
                 f"{name}: {len(bad)} of {len(paths)} paths failed: {devices}",
                 "Check the iSCSI session, network link and array port; `multipathd show paths`",
                 "S51 S52 S55",
+                kernel,
             )
         )
     if _has_no_usable_path(mpath):
@@ -355,8 +388,21 @@ def check_multipath_map(
         )
     types = path_types or {}
     findings.extend(_check_alua_grouping(mpath, name, access_states or {}, types))
-    findings.extend(_check_active_group(mpath, name, mpath.failback or failback, types))
+    findings.extend(_check_active_group(mpath, name, _failback_of(mpath.failback, failback), types))
     return findings
+
+
+def _failback_of(live: str | None, configured: str | None) -> str | None:
+    """The failback policy to name: multipathd JSON's, or the configured one.
+
+    multipathd prints ``immediate`` and ``followover`` by name and otherwise ``-`` unless a
+    deferred failback is counting down (libmultipath print.c ``snprint_failback``): ``-`` is
+    ``failback manual`` (also the built-in default, ``DEFAULT_FAILBACK -FAILBACK_MANUAL`` in
+    defaults.h) or an idle ``failback N``, which multipath.conf then tells apart.
+    """
+    if live == "-":
+        return configured or "manual"
+    return live or configured
 
 
 def _types_of(group: PathGroup, types: Mapping[str, str]) -> set[str]:
@@ -879,6 +925,9 @@ def check_replacement_timeout(
 
     With the node's iscsid.conf the finding says what it holds: when the file already has a
     short value, the fix is updating the existing node records (the file only seeds new ones).
+    A mapped session running more than 15 s also means multipathd did not give it its
+    fast_io_fail_tmo (S75: off or 0, or multipathd not running when the path was added): the
+    fix names that too.
     """
     timeout = session.recovery_timeout_s
     if timeout is None:
@@ -896,6 +945,10 @@ def check_replacement_timeout(
             "iscsid.conf and `iscsiadm -m node -o update -n "
             "node.session.timeo.replacement_timeout -v 5`, then re-login"
         )
+        fix += (
+            "; multipathd normally gives the sessions it maps its fast_io_fail_tmo: check that "
+            "multipathd runs and multipath.conf does not set fast_io_fail_tmo off or 0"
+        )
         shown = f" (iscsid.conf: {configured})" if configured is not None else ""
         return [
             _finding(
@@ -904,6 +957,8 @@ def check_replacement_timeout(
                 f"{name}: replacement_timeout {timeout}s delays multipath failover "
                 f"(5-15s recommended){shown}",
                 fix,
+                RULES["ISCSI004"].sources,
+                "S75",
             )
         ]
     if not multipathed and session.disks and timeout < 120:
@@ -919,22 +974,74 @@ def check_replacement_timeout(
     return []
 
 
+#: multipath.conf fast_io_fail_tmo values multipathd cannot write into an iSCSI session's
+#: recovery timeout ("can't switch off fast_io_fail_tmo on iSCSI", "can't set fast_io_fail_tmo to
+#: '0' on iSCSI": libmultipath discovery.c sysfs_set_session_tmo, S75).
+_FAST_IO_FAIL_NOT_ON_ISCSI = frozenset({"off", "0"})
+
+
+def multipathd_leaves_recovery_timeout(
+    maps: Sequence[MultipathMap],
+    multipath_conf: MultipathConf | None = None,
+    *,
+    multipathd_running: bool | None = None,
+) -> str | None:
+    """Why the sessions multipathd maps would keep their node record's replacement_timeout; None
+    when multipathd sets it (or nothing says it does not).
+
+    multipathd writes its ``fast_io_fail_tmo`` (multipath.conf; 5 by default) into the
+    ``recovery_tmo`` of the iSCSI session behind every path of a map it sets up
+    (libmultipath discovery.c ``sysfs_set_scsi_tmo`` → ``sysfs_set_session_tmo``, S75). So a
+    mapped session runs multipathd's value whatever its record holds; the lab shows it (records
+    and iscsid.conf 120, mapped sessions 10, the unmapped one 120: tests/nodelab). It does not
+    when it is not running, or when ``fast_io_fail_tmo`` is ``off`` or ``0`` (which it cannot
+    set on iSCSI). A ``fast_io_fail_tmo`` from the built-in hardware table is not known here.
+    """
+    if multipathd_running is False:
+        return "multipathd is not running"
+    if multipath_conf is None:
+        return None
+    for mpath in maps:
+        value = _effective(multipath_conf, "fast_io_fail_tmo", mpath.vendor, mpath.product)
+        if value is not None and value.lower() in _FAST_IO_FAIL_NOT_ON_ISCSI:
+            return (
+                f"multipath.conf sets fast_io_fail_tmo {value} for {mpath.vendor},{mpath.product}, "
+                "which multipathd cannot give an iSCSI session"
+            )
+    return None
+
+
 def check_iscsid_replacement_timeout(
     conf: IscsidConf,
     sessions: Sequence[IscsiSession],
     multipathed: Mapping[int | None, bool],
+    *,
+    maps: Sequence[MultipathMap] = (),
+    multipath_conf: MultipathConf | None = None,
+    multipathd_running: bool | None = None,
 ) -> list[Finding]:
     """iscsid.conf's ``node.session.timeo.replacement_timeout`` next to the live sessions' values.
 
-    * ISCSI004 (iscsid.conf): multipathed sessions exist, they all run 15 s or less, but the file
-      gives new node records more (the shipped 120): a LUN discovered later fails over slowly.
-    * ISCSI014: the file sets a value the live sessions do not run, where ISCSI004 does not
-      already say so: the records predate the edit, and a re-login keeps the record's value.
+    iscsid.conf seeds new node records, and a login gives the session its record's value; but
+    multipathd then replaces it with ``fast_io_fail_tmo`` in every session whose disk it maps
+    (:func:`multipathd_leaves_recovery_timeout`). Records and iscsid.conf holding the shipped 120
+    while the mapped sessions run 5 or 10 is therefore the normal state under multipathd, and
+    the live value of a mapped session says nothing about its record.
+
+    * ISCSI004 (iscsid.conf): multipathed sessions exist and all run 15 s or less, the file gives
+      new records more, and multipathd will not replace it (not running, or fast_io_fail_tmo off
+      or 0): a session logged in later (a new LUN or portal, a re-login) fails over slowly.
+    * ISCSI014: the file sets a value that sessions without a multipath map (their recovery
+      timeout is their record's) do not run: those records predate the edit, and a re-login
+      keeps the record's value.
 
     Args:
         conf: parsed iscsid.conf.
         sessions: the live sessions (``recovery_tmo`` is their replacement_timeout).
         multipathed: per session id, whether its LUNs are multipathed.
+        maps / multipath_conf / multipathd_running: the node's maps, multipath.conf and whether
+            multipathd runs (``None``: unknown), to tell whether multipathd sets the mapped
+            sessions' timeout.
     """
     setting = conf.get(REPLACEMENT_TIMEOUT)
     configured = setting.as_int() if setting is not None else None
@@ -948,23 +1055,29 @@ def check_iscsid_replacement_timeout(
         "" if conf.from_file(REPLACEMENT_TIMEOUT) else " (default)"
     )
     findings: list[Finding] = []
-    conf_side = bool(multi) and not flagged and configured > limit
-    if conf_side:
+    gap = multipathd_leaves_recovery_timeout(
+        maps, multipath_conf, multipathd_running=multipathd_running
+    )
+    if multi and not flagged and configured > limit and gap is not None:
         runs = sorted({t for s in multi if (t := s.recovery_timeout_s) is not None})
         findings.append(
             _finding(
                 "ISCSI004",
                 Severity.WARN,
-                f"multipathed sessions run {', '.join(f'{t}s' for t in runs)}, but "
-                f"iscsid.conf has {shown}: node records created later (a new LUN or portal) "
-                "fail over slowly",
-                f"Set node.session.timeo.replacement_timeout in /etc/iscsi/iscsid.conf "
-                f"({_vendor_timeouts()}; 5-15 with multipath)",
+                f"multipathed sessions run {', '.join(f'{t}s' for t in runs)}, but {gap} and "
+                f"iscsid.conf has {shown}: sessions logged in later (a new LUN or portal, a "
+                "re-login) keep their node record's value and fail over slowly",
+                "Run multipathd with fast_io_fail_tmo 5-15 (it writes it into the recovery "
+                "timeout of the sessions it maps), or set "
+                f"node.session.timeo.replacement_timeout in /etc/iscsi/iscsid.conf "
+                f"({_vendor_timeouts()}; 5-15 with multipath) and in the existing records",
+                RULES["ISCSI004"].sources,
+                "S75",
             )
         )
-    if conf.from_file(REPLACEMENT_TIMEOUT) and not conf_side:
+    if conf.from_file(REPLACEMENT_TIMEOUT):
         differing = [
-            s for s in known if s.recovery_timeout_s != configured and s.sid not in flagged
+            s for s in known if not multipathed.get(s.sid) and s.recovery_timeout_s != configured
         ]
         if differing:
             values = ", ".join(f"{s.sid}: {s.recovery_timeout_s}s" for s in differing)
@@ -972,11 +1085,13 @@ def check_iscsid_replacement_timeout(
                 _finding(
                     "ISCSI014",
                     Severity.INFO,
-                    f"iscsid.conf sets {shown}, but sessions run other values ({values}): their "
-                    "node records were created before the file changed, and a re-login keeps "
-                    "the record's value",
+                    f"iscsid.conf sets {shown}, but sessions without a multipath map run other "
+                    f"values ({values}): their node records were created before the file "
+                    "changed, and a re-login keeps the record's value",
                     "`iscsiadm -m node -T <target> -p <portal> -o update -n "
                     f"node.session.timeo.replacement_timeout -v {configured}`, then re-login",
+                    RULES["ISCSI014"].sources,
+                    "S75",
                 )
             )
     return findings
@@ -1228,11 +1343,14 @@ def evaluate_iscsi_node(
 
     Args:
         sessions: parsed sessions (``iscsiadm -m session -P 3`` or the sysfs dump).
-        maps: parsed multipath maps (multipathd JSON preferred, ``multipath -ll`` otherwise).
+        maps: the node's maps as :func:`~kubectl_storage.core.iscsi.multipath.merge_multipath_views`
+            gives them (multipathd JSON preferred, ``multipath -ll`` otherwise, with the
+            kernel's SCSI device states of the sessions' disks, for MP010).
         conf: parsed /etc/multipath.conf, when read.
         node_records: ``iscsiadm -m node`` records (ISCSI010).
         multipathd_running / multipath_installed / multipath_conf_present / iscsid_running:
-            facts probed on the node; ``None`` = unknown, never fires.
+            facts probed on the node; ``None`` = unknown, never fires (``multipathd_running``
+            False also makes iscsid.conf's replacement_timeout matter, ISCSI004).
         trident: the node runs Trident (raises MP003 to warn; enables ISCSI012).
         in_use_devices: ``sdX`` names kubelet uses directly (ISCSI008 severity, see there).
         access_states: ``{"sdX": access_state}`` from sysfs (MP020 when priorities are unknown).
@@ -1286,7 +1404,16 @@ def evaluate_iscsi_node(
     if iscsid_conf is not None:
         findings.extend(check_iscsid_scan(iscsid_conf, trident=trident))
         findings.extend(check_iscsid_noop_out(iscsid_conf, multipathed=any(per_session.values())))
-        findings.extend(check_iscsid_replacement_timeout(iscsid_conf, sessions, per_session))
+        findings.extend(
+            check_iscsid_replacement_timeout(
+                iscsid_conf,
+                sessions,
+                per_session,
+                maps=maps,
+                multipath_conf=conf,
+                multipathd_running=multipathd_running,
+            )
+        )
         findings.extend(check_hpe_iscsid_conf(iscsid_conf, maps))
     findings.extend(check_unmultipathed_disks(sessions, maps, in_use_devices=in_use_devices))
     findings.extend(check_duplicate_sessions(sessions, nr_sessions=nr_sessions))

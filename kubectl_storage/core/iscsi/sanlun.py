@@ -15,6 +15,9 @@ Each LUN block starts with ``ONTAP Path: <vserver>:<lun path>`` followed by ``Ke
 (active/optimized), ``secondary`` through its HA partner. ``Host Device`` is the dm-multipath map
 (WWID or alias, sometimes followed by ``(dm-N)``).
 
+Pasted output: a LUN path a mail client wrapped onto the next line is rejoined, and a table row
+or ``Key: value`` line that cannot be read (a field dropped) is skipped; both go to ``notes``.
+
 Pure: text in, dataclasses out; no I/O.
 """
 
@@ -23,6 +26,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Any
+
+from kubectl_storage.core.nodes.mounts import REJOINED, LineNote, note_line
 
 __all__ = ["SanlunLun", "SanlunPath", "parse_sanlun_lun_show_p"]
 
@@ -112,11 +117,14 @@ def _lun_from(values: dict[str, str], rows: list[SanlunPath]) -> SanlunLun:
     )
 
 
-def parse_sanlun_lun_show_p(text: str) -> tuple[SanlunLun, ...]:
+def parse_sanlun_lun_show_p(
+    text: str, notes: list[LineNote] | None = None
+) -> tuple[SanlunLun, ...]:
     """Parse ``sanlun lun show -p`` output.
 
     Args:
         text: the command's output (one or many LUN blocks).
+        notes: where to record rejoined and skipped lines.
 
     Returns:
         One :class:`SanlunLun` per ``ONTAP Path:`` block, in printed order.
@@ -125,13 +133,15 @@ def parse_sanlun_lun_show_p(text: str) -> tuple[SanlunLun, ...]:
     values: dict[str, str] | None = None
     rows: list[SanlunPath] = []
     dash_lines = 0
-    for raw in text.splitlines():
+    last_key: tuple[str, int] | None = None  # the Key: value line a wrapped value would go on
+    for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.rstrip()
         if re.match(r"^\s*ONTAP Path:", line):
             if values is not None:
                 luns.append(_lun_from(values, rows))
             values, rows, dash_lines = {}, [], 0
         if values is None or not line.strip():
+            last_key = None
             continue
         if _DASHES.match(line):
             dash_lines += 1
@@ -140,11 +150,32 @@ def parse_sanlun_lun_show_p(text: str) -> tuple[SanlunLun, ...]:
             row = _ROW.match(line)
             if row and row.group("state") not in _HEADER_WORDS:
                 rows.append(SanlunPath(*row.group("state", "type", "dev", "adapter", "lif")))
+            elif not row:
+                note_line(notes, number, line, "not a sanlun path row")
             continue
         if dash_lines == 0:
             kv = _KV.match(line)
             if kv:
                 values.setdefault(kv.group("key"), kv.group("value"))
+                last_key = (kv.group("key"), number)
+            elif last_key is not None and last_key[0] == "ONTAP Path" and " " not in line.strip():
+                # A LUN path wrapped onto the next line (paths hold no spaces).
+                key, first = last_key
+                values[key] = values.get(key, "") + line.strip()
+                if notes is not None:
+                    if notes and notes[-1].action == REJOINED and notes[-1].line == first:
+                        notes.pop()  # the same value wrapped once more
+                    notes.append(
+                        LineNote(
+                            first,
+                            f"ONTAP Path: {values[key]}",
+                            REJOINED,
+                            f"one line wrapped over {number - first + 1}",
+                            number,
+                        )
+                    )
+            else:
+                note_line(notes, number, line, "not a sanlun lun show -p line")
     if values is not None:
         luns.append(_lun_from(values, rows))
     return tuple(luns)

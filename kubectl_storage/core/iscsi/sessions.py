@@ -5,7 +5,9 @@ Inputs understood (all become :class:`IscsiSession` / :class:`IscsiNodeRecord`):
 * ``iscsiadm -m session`` — ``tcp: [1] 10.0.0.1:3260,1 iqn… (non-flash)``;
 * ``iscsiadm -m session -P 1`` / ``-P 3`` — Target, Current/Persistent Portal, Iface …, SID,
   the three state lines, timeouts, CHAP, negotiated parameters and attached SCSI disks;
-* ``iscsiadm -m node`` and ``iscsiadm -m discovery`` — ``10.0.0.1:3260,1 iqn…``;
+* ``iscsiadm -m node`` and ``iscsiadm -m discovery`` — ``10.0.0.1:3260,1 iqn…``; also
+  ``iscsiadm -m node -P 1`` (``Target:`` / ``Portal:``) and the records of ``iscsiadm -m node -o
+  show`` (``# BEGIN RECORD`` … ``node.name = …``; only the name, portal and tag are read);
 * a sysfs dump (format below) of ``/sys/class/iscsi_session/*`` and ``iscsi_connection/*``.
 
 IPv6 portals are bracketed (``[fd00::1]:3260,1``); portals are kept as ``address:port`` strings
@@ -13,6 +15,12 @@ with the target portal group tag (``tpgt``) split off.
 
 CHAP secrets are never kept: password lines/files are skipped without reading their values, and
 even usernames are reduced to "present or not" (``chap_enabled``, ``chap_mutual``).
+
+Captured text is often pasted: the parsers take ``notes`` (a list of
+:class:`~kubectl_storage.core.nodes.mounts.LineNote`) and record there each line they skipped or
+rejoined instead of refusing the text; a CHAP line is never quoted in a note. Portals that are
+not addresses (``<netapp iscsi ip address node A>:3260,1072``, ``truenas.[REDACTED]:3260,1``:
+redacted before posting) are kept as written, with their port and tag split off.
 
 Sysfs dump format (written by the node collection script)
 ---------------------------------------------------------
@@ -47,9 +55,12 @@ Pure: text in, dataclasses out; no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
+
+from kubectl_storage.core.nodes.mounts import REJOINED, LineNote, looks_like_prompt, note_line
 
 __all__ = [
     "IscsiDisk",
@@ -61,6 +72,7 @@ __all__ = [
     "parse_iscsiadm_node",
     "parse_iscsiadm_session",
     "parse_iscsiadm_session_detail",
+    "scsi_device_states",
     "split_portal",
 ]
 
@@ -163,14 +175,18 @@ class IscsiInputFormat(StrEnum):
 # --- portals ------------------------------------------------------------------------------------
 
 _PORTAL = re.compile(r"^(?P<addr>\[[^\]]+\]|[^\s:,\[\]]+):(?P<port>\d+)(?:,(?P<tpgt>-?\d+))?$")
+# A portal whose address was redacted before posting: anything, then ":port[,tpgt]".
+_LOOSE_PORTAL = re.compile(r"^(?P<addr>\S.*?):(?P<port>\d+)(?:,(?P<tpgt>-?\d+))?$")
 
 
 def split_portal(text: str) -> tuple[str, int | None]:
     """Split ``addr:port,tpgt`` (IPv4, hostname or bracketed IPv6) into (``addr:port``, tpgt).
 
-    Text that is not a portal is returned whole with a ``None`` tpgt.
+    An address that is none of these (redacted: ``<ip of node A>:3260,1``) is kept as written,
+    with the port and tag still split off. Text that is not a portal at all is returned whole
+    with a ``None`` tpgt.
     """
-    match = _PORTAL.match(text.strip())
+    match = _PORTAL.match(text.strip()) or _LOOSE_PORTAL.match(text.strip())
     if not match:
         return text.strip(), None
     tpgt = match.group("tpgt")
@@ -179,23 +195,38 @@ def split_portal(text: str) -> tuple[str, int | None]:
 
 # --- iscsiadm -m session / -m node --------------------------------------------------------------
 
+# The portal may hold spaces when it was redacted ("<ip of node A>:3260,1"): it runs up to the
+# last ":port,tpgt " before the target.
 _SESSION_LINE = re.compile(
-    r"^(?P<transport>[\w-]+): \[(?P<sid>\d+)\] (?P<portal>\S+) (?P<target>\S+)"
+    r"^(?P<transport>[\w-]+): \[(?P<sid>\d+)\] (?P<portal>\S.*?:\d+,-?\d+|\S+) (?P<target>\S+)"
     r"(?: \((?P<flash>non-flash|flash)\))?\s*$"
 )
-_NODE_LINE = re.compile(r"^(?P<portal>\S+:\d+,-?\d+) (?P<target>\S+)\s*$")
+_NODE_LINE = re.compile(r"^(?![\w-]+: \[\d+\] )(?P<portal>\S.*?:\d+,-?\d+) (?P<target>\S+)\s*$")
+_NO_SESSIONS = re.compile(r"^iscsiadm: No (?:active sessions|records found)", re.I)
 
 
-def parse_iscsiadm_session(text: str) -> tuple[IscsiSession, ...]:
+def _note(notes: list[LineNote] | None, number: int, line: str, reason: str) -> None:
+    """A skipped line; CHAP lines are never quoted."""
+    if any(word in line.lower() for word in ("password", "username")):
+        line = "(a CHAP line, not shown)"
+    note_line(notes, number, line, reason)
+
+
+def parse_iscsiadm_session(
+    text: str, notes: list[LineNote] | None = None
+) -> tuple[IscsiSession, ...]:
     """Parse the flat ``iscsiadm -m session`` listing.
 
     The portal printed there goes to ``persistent_portal`` (open-iscsi prints the persistent
-    address in the flat listing); states and disks are unknown (``None``/empty).
+    address in the flat listing); states and disks are unknown (``None``/empty). Other lines
+    are skipped (``notes``), except iscsiadm's own "No active sessions".
     """
     sessions = []
-    for line in text.splitlines():
+    for number, line in enumerate(text.splitlines(), start=1):
         match = _SESSION_LINE.match(line.strip())
         if not match:
+            if line.strip() and not _NO_SESSIONS.match(line.strip()):
+                _note(notes, number, line, "not an iscsiadm -m session line")
             continue
         portal, tpgt = split_portal(match.group("portal"))
         flash = match.group("flash")
@@ -218,23 +249,97 @@ def parse_iscsiadm_session(text: str) -> tuple[IscsiSession, ...]:
     return tuple(sessions)
 
 
-def parse_iscsiadm_node(text: str) -> tuple[IscsiNodeRecord, ...]:
-    """Parse ``iscsiadm -m node`` (or ``-m discovery``/``discoverydb --discover``) flat output."""
+_RECORD_START = re.compile(r"^#\s*BEGIN RECORD", re.I)
+_RECORD_KEYS = {
+    "node.name": "target",
+    "node.tpgt": "tpgt",
+    "node.conn[0].address": "address",
+    "node.conn[0].port": "port",
+}
+
+
+def parse_iscsiadm_node(
+    text: str, notes: list[LineNote] | None = None
+) -> tuple[IscsiNodeRecord, ...]:
+    """Parse ``iscsiadm -m node`` (or ``-m discovery``/``discoverydb --discover``) output.
+
+    The flat listing (``portal,tpgt target``), the ``-P 1`` tree (``Target:`` then ``Portal:``
+    lines) and the ``-o show`` records (``# BEGIN RECORD`` … ``# END RECORD``) are understood;
+    lines of none of them are skipped (``notes``).
+    """
+    if _RECORD_START.search(text) or re.search(r"^\s*node\.name\s*=", text, re.M):
+        return _parse_node_records(text)
     records = []
-    for line in text.splitlines():
-        match = _NODE_LINE.match(line.strip())
-        if match:
+    target: str | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if not line:
+            continue
+        match = _NODE_LINE.match(line)
+        if match and not looks_like_prompt(line):
             portal, tpgt = split_portal(match.group("portal"))
             records.append(IscsiNodeRecord(portal=portal, tpgt=tpgt, target=match.group("target")))
+            continue
+        if line.startswith("Target:"):
+            words = line.split(":", 1)[1].split()
+            target = words[0] if words else None
+            continue
+        if line.startswith("Portal:") and target:
+            portal, tpgt = split_portal(line.split(":", 1)[1].strip())
+            records.append(IscsiNodeRecord(portal=portal, tpgt=tpgt, target=target))
+            continue
+        if target and _KV.match(line):
+            continue  # "Iface Name: default" and the like under a -P 1 portal
+        if not _NO_SESSIONS.match(line):
+            _note(notes, number, raw, "not an iscsiadm -m node line")
+    return tuple(records)
+
+
+def _parse_node_records(text: str) -> tuple[IscsiNodeRecord, ...]:
+    """``-o show`` records: only node.name, node.tpgt and connection 0's address and port."""
+    records = []
+    values: dict[str, str] = {}
+
+    def flush() -> None:
+        if values.get("target"):
+            address = values.get("address", "")
+            if ":" in address and not address.startswith("["):
+                address = f"[{address}]"
+            port = values.get("port")
+            portal = f"{address}:{port}" if address and port else address
+            records.append(
+                IscsiNodeRecord(
+                    portal=portal, tpgt=_int(values.get("tpgt")), target=values["target"]
+                )
+            )
+        values.clear()
+
+    for raw in text.splitlines():
+        line = raw.strip()
+        if _RECORD_START.match(line):
+            flush()
+            continue
+        key, sep, value = line.partition("=")
+        name = _RECORD_KEYS.get(key.strip()) if sep else None
+        if name == "target" and values.get("target"):
+            flush()  # records printed without BEGIN/END lines
+        if name:
+            values[name] = value.strip()
+    flush()
     return tuple(records)
 
 
 # --- iscsiadm -m session -P 1 / -P 3 ------------------------------------------------------------
 
 _KV = re.compile(r"^(?P<key>[A-Za-z][\w ]*?):\s*(?P<value>.*?)\s*$")
-_HOST = re.compile(r"^Host Number:\s*(?P<host>\d+)\s+State:\s*(?P<state>\S+)")
+# "\s*": pasted text can lose the tab between the number and "State:" ("Host Number: 2State:").
+_HOST = re.compile(r"^Host Number:\s*(?P<host>\d+)\s*State:\s*(?P<state>\S+)")
 _LUN = re.compile(r"^scsi(?P<host>\d+) Channel (?P<chan>\d+) Id (?P<id>\d+) Lun: (?P<lun>\d+)")
-_DISK = re.compile(r"^Attached scsi disk (?P<disk>\S+)\s+State:\s*(?P<state>\S+)")
+_DISK = re.compile(r"^Attached scsi disk (?P<disk>\S+?)\s*State:\s*(?P<state>\S+)")
+_DISK_ALONE = re.compile(r"^Attached scsi disk (?P<disk>\S+)$")
+_STATE_ALONE = re.compile(r"^State:\s*(?P<state>\S+)$")
+#: What iscsiadm prints before the first target.
+_DETAIL_PREAMBLE = re.compile(r"^(?:iSCSI Transport Class version|version )")
 _NEGOTIATED = {
     "HeaderDigest",
     "DataDigest",
@@ -310,15 +415,20 @@ class _SessionBuilder:
         )
 
 
-def parse_iscsiadm_session_detail(text: str) -> tuple[IscsiSession, ...]:
+def parse_iscsiadm_session_detail(
+    text: str, notes: list[LineNote] | None = None
+) -> tuple[IscsiSession, ...]:
     """Parse ``iscsiadm -m session -P 1`` or ``-P 3`` output.
 
-    Indentation is not relied on (tabs, spaces or none at all all occur in captures). A session
-    starts at each ``Current Portal:`` line and belongs to the last ``Target:`` seen. Password
-    lines are skipped without keeping their values.
+    Indentation is not relied on (tabs, spaces or none at all all occur in captures), nor the
+    whitespace before ``State:`` on the host and disk lines. A session starts at each ``Current
+    Portal:`` line and belongs to the last ``Target:`` seen. Password lines are skipped without
+    keeping their values. An ``Attached scsi disk sdX`` line whose ``State:`` was wrapped onto the
+    next line is rejoined; a line that is none of iscsiadm's is skipped (both in ``notes``).
 
     Args:
         text: the command's output.
+        notes: where to record skipped and rejoined lines.
 
     Returns:
         One :class:`IscsiSession` per session, in printed order.
@@ -327,7 +437,11 @@ def parse_iscsiadm_session_detail(text: str) -> tuple[IscsiSession, ...]:
     target: str | None = None
     flash: bool | None = None
     current: _SessionBuilder | None = None
-    for raw in text.splitlines():
+    lines = text.splitlines()
+    index = -1
+    while index + 1 < len(lines):
+        index += 1
+        raw = lines[index]
         line = raw.strip()
         if not line or line.startswith("*"):
             continue
@@ -343,9 +457,19 @@ def parse_iscsiadm_session_detail(text: str) -> tuple[IscsiSession, ...]:
                 sessions.append(current.build())
             current = _SessionBuilder(target=target, flash=flash)
         if current is None:
+            if not _DETAIL_PREAMBLE.match(line) and not _KV.match(line):
+                _note(notes, index + 1, raw, "not an iscsiadm -m session -P 3 line")
             continue
         if line.lower().startswith("password"):
             continue  # CHAP secrets (masked or not) are never read
+        alone = _DISK_ALONE.match(line)
+        if alone and index + 1 < len(lines) and _STATE_ALONE.match(lines[index + 1].strip()):
+            line = f"{line} {lines[index + 1].strip()}"
+            if notes is not None:
+                notes.append(
+                    LineNote(index + 1, line, REJOINED, "one line wrapped over 2", index + 2)
+                )
+            index += 1
         host, lun, disk = _HOST.match(line), _LUN.match(line), _DISK.match(line)
         if host:
             current.host_number = int(host.group("host"))
@@ -358,12 +482,14 @@ def parse_iscsiadm_session_detail(text: str) -> tuple[IscsiSession, ...]:
                 current.disks[-1][2:] = [disk.group("disk"), disk.group("state")]
         else:
             kv = _KV.match(line)
-            if kv:
+            if kv and not looks_like_prompt(line):
                 key, value = kv.group("key"), kv.group("value")
                 if key in _NEGOTIATED:
                     current.negotiated.append((key, value))
                 else:
                     current.values.setdefault(key, value)
+            else:
+                _note(notes, index + 1, raw, "not an iscsiadm -m session -P 3 line")
     if current is not None:
         sessions.append(current.build())
     return tuple(sessions)
@@ -461,6 +587,18 @@ def parse_iscsi_sysfs_dump(text: str) -> tuple[IscsiSession, ...]:
     return tuple(sessions)
 
 
+def scsi_device_states(sessions: Iterable[IscsiSession]) -> dict[str, str]:
+    """``{"sdb": "blocked", …}``: the kernel's state of each SCSI disk the sessions attach
+    (``Attached scsi disk sdb State: blocked`` in ``iscsiadm -P 3``, ``…/H:C:T:L/state`` in
+    sysfs), for disks whose name and state are known."""
+    return {
+        disk.disk: disk.state
+        for session in sessions
+        for disk in session.disks
+        if disk.disk and disk.state
+    }
+
+
 # --- format detection ---------------------------------------------------------------------------
 
 _DETECTORS: tuple[tuple[IscsiInputFormat, re.Pattern[str]], ...] = (
@@ -474,7 +612,9 @@ _DETECTORS: tuple[tuple[IscsiInputFormat, re.Pattern[str]], ...] = (
         IscsiInputFormat.ISCSIADM_SESSION_DETAIL,
         re.compile(r"^\s*(?:Current|Persistent) Portal:", re.M),
     ),
-    (IscsiInputFormat.ISCSIADM_SESSION, re.compile(r"^[\w-]+: \[\d+\] \S+:\d+,-?\d+ \S+", re.M)),
+    (IscsiInputFormat.ISCSIADM_NODE, re.compile(r"^\s*#\s*BEGIN RECORD", re.M)),
+    (IscsiInputFormat.ISCSIADM_NODE, re.compile(r"^\s*Portal: \S+:\d+,-?\d+", re.M)),
+    (IscsiInputFormat.ISCSIADM_SESSION, re.compile(r"^[\w-]+: \[\d+\] \S.*?:\d+,-?\d+ \S+", re.M)),
     (
         IscsiInputFormat.MULTIPATH_LL,
         re.compile(

@@ -19,8 +19,11 @@ from typing import Any
 
 from kubectl_storage.core.nodes.mounts import (
     NFS_FSTYPES,
+    LineNote,
     OptionValue,
+    note_line,
     parse_options,
+    rejoin_mountstats,
     split_network_source,
     unescape_octal,
 )
@@ -29,7 +32,8 @@ _HEADER = re.compile(
     r"^(?:device (?P<device>\S+)|no device) mounted on (?P<mountpoint>\S+)"
     r" with fstype (?P<fstype>\S+)(?: statvers=(?P<statvers>\S+))?"
 )
-_BLOCK_START = re.compile(r"\n(?=device |no device )")
+_BLOCK_START = re.compile(r"\n(?=[ \t]*(?:device |no device ))")
+_KEY_LINE = re.compile(r"^[A-Za-z][\w ]*?:")
 _OP_LINE = re.compile(r"^\s*(?P<name>[A-Z][A-Z0-9_]*):\s+(?P<values>\d+(?:\s+\d+)*)\s*$")
 _IOSTATS = re.compile(r"RPC iostats version:\s*(?P<version>\S+)\s+p/v:\s*(?P<pv>\S+)")
 
@@ -217,7 +221,9 @@ class NfsMountStats:
         }
 
 
-def parse_mountstats(text: str, *, strict: bool = False) -> list[NfsMountStats]:
+def parse_mountstats(
+    text: str, *, strict: bool = False, notes: list[LineNote] | None = None
+) -> list[NfsMountStats]:
     """Parse ``/proc/<pid>/mountstats`` into one :class:`NfsMountStats` per NFS mount.
 
     Args:
@@ -225,19 +231,30 @@ def parse_mountstats(text: str, *, strict: bool = False) -> list[NfsMountStats]:
         strict: check every counter line of every NFS block now and raise
             :class:`MountstatsParseError` on an unreadable one; otherwise unreadable lines are
             ignored (per-op and ``xprt:`` rows are then parsed on first access).
+        notes: without ``strict``, wrapped lines are rejoined first
+            (:func:`~kubectl_storage.core.nodes.mounts.rejoin_mountstats`), and every line that
+            is rejoined, or cannot be read (a counter row, a line outside any block), gets a
+            :class:`~kubectl_storage.core.nodes.mounts.LineNote` here.
 
     Returns:
         NFS mounts in file order; non-NFS devices are skipped.
     """
+    if not strict:
+        text = rejoin_mountstats(text, notes)
     results: list[NfsMountStats] = []
     line_number = 1
     # Work block by block: a non-NFS block costs one header check, and an NFS block's per-op
     # table is kept as raw lines (parsed on first access), which keeps 10,000 mounts fast.
     for block in _BLOCK_START.split(text):
-        number, line_number = line_number, line_number + block.count("\n")
+        number, line_number = line_number, line_number + block.count("\n") + 1
         header_line, _, body = block.partition("\n")
-        header = _HEADER.match(header_line)
+        header = _HEADER.match(header_line.strip())
         if header is None or header["fstype"] not in NFS_FSTYPES:
+            if notes is not None:
+                start = number if header is None else number + 1
+                lines = block.split("\n") if header is None else body.split("\n")
+                for offset, line in enumerate(lines, start=start):
+                    note_line(notes, offset, line, "not a mountstats line")
             continue
         builder = _Builder(header, number)
         head, marker, op_table = body.partition("per-op statistics")
@@ -251,10 +268,43 @@ def parse_mountstats(text: str, *, strict: bool = False) -> list[NfsMountStats]:
                     raise MountstatsParseError(f"line {offset}: {error}: {line!r}") from error
         if marker:
             builder.op_table = op_table
+        if notes is not None:
+            _note_block(block, number, notes)
         results.append(builder.build())
     if strict:
         _check_counters(results, text)
     return results
+
+
+def _note_block(block: str, number: int, notes: list[LineNote]) -> None:
+    """One note per line of an NFS block that cannot be read (the block's header excluded)."""
+    in_ops = False
+    for offset, line in enumerate(block.split("\n")[1:], start=number + 1):
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if in_ops:
+            try:
+                _parse_op(line)
+            except ValueError as error:
+                note_line(notes, offset, line, f"unreadable per-op row ({error})")
+            continue
+        if stripped.startswith("per-op statistics"):
+            in_ops = True
+            continue
+        key, sep, value = stripped.partition(":")
+        if not sep or not _KEY_LINE.match(stripped):
+            note_line(notes, offset, line, "not a mountstats line")
+            continue
+        try:
+            if key == "xprt":
+                _parse_transport(value)
+            elif key == "age":
+                int(value)
+            elif key in ("events", "bytes") and not _ints(value.strip()):
+                raise ValueError(f"unreadable {key} counters")
+        except ValueError:
+            note_line(notes, offset, line, f"unreadable {key}: line")
 
 
 def _check_counters(results: list[NfsMountStats], text: str) -> None:

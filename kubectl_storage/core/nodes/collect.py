@@ -23,6 +23,7 @@ ISCSI_SECTIONS = (
     "multipathd-json",
     "multipath-ll",
     "iscsiadm-session",
+    "iscsiadm-node",
     "multipath-conf",
     "iscsid-conf",
 )
@@ -78,6 +79,12 @@ _SCRIPT_PARTS = {
     "iscsiadm-session": (
         "if [ -x /host/usr/sbin/iscsiadm ] || [ -x /host/sbin/iscsiadm ]; then "
         "chroot /host iscsiadm -m session -P 3 2>&1; fi; true"
+    ),
+    # The node database as the flat ``portal,tpgt target`` listing (ISCSI010: portals no session
+    # uses). Never ``-o show``: that prints every record's settings, CHAP secrets included.
+    "iscsiadm-node": (
+        "if [ -x /host/usr/sbin/iscsiadm ] || [ -x /host/sbin/iscsiadm ]; then "
+        "chroot /host iscsiadm -m node 2>&1; fi; true"
     ),
     "multipath-conf": (
         "if [ -r /host/etc/multipath.conf ]; then "
