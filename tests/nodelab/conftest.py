@@ -1,0 +1,111 @@
+"""The node lab, built and run once per pytest session.
+
+``lab`` (session): builds the guest (cached, see lab.py), boots one guest for the NFS scenario and
+one for the iSCSI scenario side by side, and hands every test the same run directory. As root a
+failure to build or run fails the tests; only a non-root user skips them (the lab needs apt-get,
+debootstrap and QEMU as root). ``NODELAB_RUN_DIR=<dir of an earlier run>`` reuses that run's
+outputs instead of booting (for working on the tests).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.nodelab import lab as nodelab
+from tests.nodelab import reports
+
+RUNS = nodelab.CACHE / "runs"
+KEEP_RUNS = 3
+GROUPS = (("nfs",), ("iscsi",))
+
+_timings: dict[str, Any] = {}
+
+
+@dataclass
+class LabRun:
+    """One run of the lab: where its outputs are, and what was built."""
+
+    root: Path
+    facts: dict[str, Any] = field(default_factory=dict)
+
+    def phase(self, scenario: str, name: str) -> Path:
+        """``<run>/<scenario>/<scenario>/<phase>``: one guest per scenario."""
+        path = self.root / scenario / scenario / name
+        assert (path / "volumes.tsv").exists() or any(path.glob("collect-*.txt")), (
+            f"phase {scenario}/{name} left no capture in {path}"
+        )
+        return path
+
+    def phases(self, scenario: str) -> list[str]:
+        """The phases the scenario ran, in order."""
+        return (self.root / scenario / scenario / "phases.txt").read_text().split()
+
+    def mount_report(self, name: str, profile: str | None = None) -> dict[str, Any]:
+        """mount-audit's node report of an NFS phase."""
+        report = reports.mount_report(self.phase("nfs", name), profile)
+        return report["nodes"][0]
+
+    def iscsi_report(self, name: str) -> dict[str, Any]:
+        """iscsi's node report of an iSCSI phase."""
+        return reports.iscsi_report(self.phase("iscsi", name))["nodes"][0]
+
+
+@pytest.fixture(scope="session")
+def lab() -> Iterator[LabRun]:
+    reuse = os.environ.get("NODELAB_RUN_DIR")
+    if reuse:
+        yield LabRun(Path(reuse), {"reused": reuse})
+        return
+    if os.geteuid() != 0:
+        pytest.skip("the node lab needs root (apt-get, debootstrap, QEMU, a cache under /var)")
+    t0 = time.monotonic()
+    guest = nodelab.build()
+    build_s = time.monotonic() - t0
+    RUNS.mkdir(parents=True, exist_ok=True)
+    run_dir = Path(tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=RUNS))
+    t1 = time.monotonic()
+    results = nodelab.run(guest, run_dir, [list(g) for g in GROUPS], timeout_s=600)
+    facts = {
+        "run_dir": str(run_dir),
+        "build_s": round(build_s, 1),
+        "run_wall_s": round(time.monotonic() - t1, 1),
+        "guests": {
+            "+".join(r.scenarios): {"wall_s": round(r.wall_s, 1), **nodelab.guest_timings(r.out)}
+            for r in results
+        },
+        "kernel": guest.kernel.release,
+        "kernel_package": f"{guest.kernel.package} {guest.kernel.version}",
+    }
+    (run_dir / "timings.json").write_text(json.dumps(facts, indent=2) + "\n")
+    _timings.update(facts)
+    _prune_runs(keep=run_dir)
+    yield LabRun(run_dir, facts)
+
+
+def _prune_runs(keep: Path) -> None:
+    runs = sorted((p for p in RUNS.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
+    for old in runs[:-KEEP_RUNS]:
+        if old != keep:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _timings:
+        guests = ", ".join(
+            f"{name} {t['wall_s']}s (guest boot {t.get('boot', '?')}s)"
+            for name, t in _timings["guests"].items()
+        )
+        terminalreporter.write_line(
+            f"nodelab: build {_timings['build_s']}s, run {_timings['run_wall_s']}s [{guests}], "
+            f"kernel {_timings['kernel']}, outputs in {_timings['run_dir']}"
+        )
