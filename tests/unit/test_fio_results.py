@@ -305,11 +305,19 @@ def test_job_contract_keys_units_and_raw() -> None:
         "clat_p99_9_us",
         "lat_mean_us",
     ]
-    expected_keys = ["name", "error"]
+    sync = ["total_ios", "lat_mean_us", "lat_p50_us", "lat_p95_us", "lat_p99_us", "lat_p99_9_us"]
+    expected_keys = ["name", "error", "clones"]
     expected_keys += [f"read_{metric}" for metric in metrics]
     expected_keys += [f"write_{metric}" for metric in metrics]
-    expected_keys += ["raw"]
+    expected_keys += [f"mixed_{metric}" for metric in metrics]
+    expected_keys += [f"sync_{metric}" for metric in sync]
+    expected_keys += ["percentile_merge", "raw"]
     assert list(contract) == expected_keys
+    assert contract["clones"] == 1
+    assert contract["percentile_merge"] is None
+    # No unified_rw_reporting and no fsync in this job: fio reported neither block.
+    assert all(contract[f"mixed_{metric}"] is None for metric in metrics)
+    assert all(contract[f"sync_{metric}"] is None for metric in sync)
     assert contract["read_iops"] == pytest.approx(23363.127375)
     assert contract["read_bw_kib_s"] == 93465
     assert contract["read_clat_p99_us"] == pytest.approx(10420.224)

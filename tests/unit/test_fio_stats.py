@@ -117,10 +117,23 @@ def test_build_fio_report_envelope_and_classes() -> None:
 
     assert list(report)[:2] == ["apiVersion", "kind"]
     assert report["kind"] == "FioReport"
-    assert list(report)[2:] == ["profile", "size", "fio_version", "repeats", "results"]
+    assert list(report)[2:] == [
+        "profile",
+        "size",
+        "fio_version",
+        "repeats",
+        "latency_measured",
+        "notes",
+        "results",
+    ]
     assert report["fio_version"] == ["fio-3.20", "fio-3.33"]
     assert report["repeats"] == 2
+    assert report["latency_measured"] is True  # local measured it; ceph ran with gtod_reduce
+    assert report["notes"] == []
     assert [result["storage_class"] for result in report["results"]] == ["local", "ceph"]
+    assert [list(result) for result in report["results"]] == [
+        ["storage_class", "confidence", "notes", "jobs"]
+    ] * 2
     assert json.loads(json.dumps(report)) == report
 
 

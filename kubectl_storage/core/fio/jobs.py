@@ -2,18 +2,28 @@
 
 Built-in profiles (see :data:`PROFILES`):
 
-* ``default`` — kubestr's four jobs (``read_iops``/``write_iops`` 4k, ``read_bw``/``write_bw`` 128k,
-  random, iodepth 64, libaio, direct, 2G, 15 s after a 2 s ramp) for comparability, **but each
-  job is a stonewall** so it runs alone: kubestr runs its four jobs at the same time on one volume,
-  so each number is a share of a contended device. Two latency jobs follow (4k, iodepth 1).
-  Latency is never switched off (no ``gtod_reduce``), and ``percentile_list`` asks for
-  p50/p95/p99/p99.9 so every job reports them.
+* ``default`` — four jobs of the same shapes as kubestr's (``read_iops``/``write_iops`` 4k,
+  ``read_bw``/``write_bw`` 128k, random, iodepth 64, libaio, direct, 2G, 15 s after a 2 s ramp),
+  but **each job is a stonewall** so it runs alone, and latency is measured. Its numbers are
+  therefore *not* comparable with kubestr's: kubestr runs its four jobs at the same time on one
+  volume, so each of its numbers is a share of a contended device (use the ``kubestr`` profile
+  to compare). Two latency jobs follow (4k, iodepth 1). Latency is never switched off (no
+  ``gtod_reduce``), and ``percentile_list`` asks for p50/p95/p99/p99.9 so every job reports them.
+* ``kubestr`` — kubestr's default run exactly (``pkg/fio/fio_jobs.go`` of kastenhq/kubestr,
+  ``testJob1``): the same four jobs with kubestr's own options, ``gtod_reduce=1`` (so **no
+  latency at all**), all four at the same time (no stonewall), each on its own 2G file. Use it
+  to compare with kubestr's numbers, not to judge a class.
+* ``etcd`` — etcd's disk check (``fio --rw=write --ioengine=sync --fdatasync=1 --size=22m
+  --bs=2300``, from the IBM Cloud article by M. Olivi and M. Spreitzer the etcd docs point to):
+  2300-byte sequential writes, each followed by fdatasync. It is judged by the p99 of the
+  fdatasync latency against etcd's guidance of 10 ms (:data:`ETCD_FDATASYNC_P99_LIMIT_US`).
 * ``quick`` — a 256M smoke test of about 12 seconds.
 * ``database`` — 8k random 70/30 read/write with an fdatasync after every write, then a
   WAL-like sequential 8k write committed one I/O at a time.
 
-All jobs of a profile share one test file (``filename``), so the volume needs the job ``size``
-once rather than once per job, and the file is laid out only once.
+The jobs of a profile share one test file (``filename``), so the volume needs the job ``size``
+once rather than once per job, and the file is laid out only once — except ``kubestr``, whose
+jobs each lay out their own file as kubestr's do (:attr:`FioProfile.shared_file`).
 
 The small INI reader here understands what is needed to check a job file before anything is
 created: ``[global]`` and job sections (a ``[global]`` applies to the jobs after it), comments
@@ -91,13 +101,17 @@ class FioProfile:
         name: profile name as typed on the command line.
         description: one line for ``--help`` and reports.
         global_options: ``[global]`` options in file order; ``None`` values are bare flags.
-        jobs: the job sections, run one after another (each has ``stonewall``).
+        jobs: the job sections, in file order (each has ``stonewall`` unless the profile
+            reproduces a tool that runs its jobs at once).
+        shared_file: whether every job uses the one test file :data:`DEFAULT_TEST_FILENAME`;
+            when ``False`` each job lays out its own file in the directory.
     """
 
     name: str
     description: str
     global_options: tuple[tuple[str, str | None], ...]
     jobs: tuple[FioJobSpec, ...]
+    shared_file: bool = True
 
 
 def _stonewalled(name: str, *options: tuple[str, str | None]) -> FioJobSpec:
@@ -116,8 +130,8 @@ _COMMON_GLOBALS: tuple[tuple[str, str | None], ...] = (
 DEFAULT_PROFILE = FioProfile(
     name="default",
     description=(
-        "kubestr's four jobs (4k IOPS, 128k bandwidth, iodepth 64) run one after another, "
-        "plus 4k iodepth-1 latency jobs; 2G file, 15s each after a 2s ramp"
+        "4k IOPS and 128k bandwidth jobs at iodepth 64, each run alone, plus 4k iodepth-1 "
+        "latency jobs, with latency percentiles; 2G file, 15s each after a 2s ramp"
     ),
     global_options=(*_COMMON_GLOBALS, ("size", "2G"), ("runtime", "15"), ("ramp_time", "2")),
     jobs=(
@@ -166,8 +180,75 @@ DATABASE_PROFILE = FioProfile(
     ),
 )
 
+
+def _kubestr_job(section: str, name: str, bs: str, rw: str) -> FioJobSpec:
+    # kubestr's job sections, option for option and in its order (pkg/fio/fio_jobs.go).
+    return FioJobSpec(
+        name=section,
+        options=(
+            ("name", name),
+            ("bs", bs),
+            ("iodepth", "64"),
+            ("size", "2G"),
+            ("readwrite", rw),
+            ("time_based", None),
+            ("ramp_time", "2s"),
+            ("runtime", "15s"),
+        ),
+    )
+
+
+KUBESTR_PROFILE = FioProfile(
+    name="kubestr",
+    description=(
+        "kubestr's default run exactly: its four jobs at the same time, each on its own 2G "
+        "file, with gtod_reduce=1 so no latency is measured; for comparison with kubestr only"
+    ),
+    global_options=(
+        ("randrepeat", "0"),
+        ("verify", "0"),
+        ("ioengine", "libaio"),
+        ("direct", "1"),
+        ("gtod_reduce", "1"),
+    ),
+    jobs=(
+        _kubestr_job("job1", "read_iops", "4K", "randread"),
+        _kubestr_job("job2", "write_iops", "4K", "randwrite"),
+        _kubestr_job("job3", "read_bw", "128K", "randread"),
+        _kubestr_job("job4", "write_bw", "128k", "randwrite"),
+    ),
+    shared_file=False,
+)
+
+#: etcd's guidance: the 99th percentile of WAL fdatasync durations should stay below 10 ms.
+ETCD_FDATASYNC_P99_LIMIT_US = 10_000.0
+#: The job of the ``etcd`` profile whose fdatasync latency is judged.
+ETCD_JOB_NAME = "etcd_fdatasync"
+
+ETCD_PROFILE = FioProfile(
+    name="etcd",
+    description=(
+        "etcd's disk check: 2300-byte sequential writes, fdatasync after each, 22m; "
+        "passes when the fdatasync p99 is below 10 ms"
+    ),
+    global_options=(("percentile_list", PERCENTILE_LIST),),
+    jobs=(
+        FioJobSpec(
+            name=ETCD_JOB_NAME,
+            options=(
+                ("rw", "write"),
+                ("ioengine", "sync"),
+                ("fdatasync", "1"),
+                ("size", "22m"),
+                ("bs", "2300"),
+            ),
+        ),
+    ),
+)
+
 PROFILES: Mapping[str, FioProfile] = {
-    profile.name: profile for profile in (DEFAULT_PROFILE, QUICK_PROFILE, DATABASE_PROFILE)
+    profile.name: profile
+    for profile in (DEFAULT_PROFILE, QUICK_PROFILE, DATABASE_PROFILE, KUBESTR_PROFILE, ETCD_PROFILE)
 }
 
 
@@ -177,6 +258,8 @@ class ProfileName(StrEnum):
     DEFAULT = "default"
     QUICK = "quick"
     DATABASE = "database"
+    KUBESTR = "kubestr"
+    ETCD = "etcd"
 
 
 class FioJobError(ValueError):
@@ -195,8 +278,10 @@ def render_profile(
     """Render a built-in profile as fio job-file text.
 
     Filesystem volumes get ``directory=<directory>`` and ``filename=<DEFAULT_TEST_FILENAME>``
-    (or ``filename`` when given). Block volumes pass the device path as ``filename``
-    (``/dev/xvda``) and ``directory=None``; fio then does I/O on the device itself.
+    (or ``filename`` when given; no ``filename`` for a profile whose jobs each have their own
+    file). Block volumes pass the device path as ``filename`` (``/dev/xvda``) and
+    ``directory=None``; fio then does I/O on the device itself. An override replaces the
+    option wherever the profile sets it, in ``[global]`` or in a job.
 
     Args:
         profile: a profile name from :data:`PROFILES` or a profile object.
@@ -227,17 +312,27 @@ def render_profile(
         if parse_fio_size(size) is None:
             raise FioJobError(f"size {size!r} must be an absolute fio size such as 512M or 4G")
         overrides["size"] = size
-    target = _target_options(directory, filename)
+    target = _target_options(directory, filename, shared=chosen.shared_file)
 
+    unused = dict(overrides)
+    job_lines: list[str] = []
+    for job in chosen.jobs:
+        job_lines.append("")
+        job_lines.append(f"[{job.name}]")
+        for key, value in job.options:
+            if key in overrides:
+                unused.pop(key, None)
+                value = overrides[key]
+            job_lines.append(_option_line(key, value))
     lines = [f"; kubectl-storage fio profile '{chosen.name}': {chosen.description}", "[global]"]
     for key, value in chosen.global_options:
-        lines.append(_option_line(key, overrides.pop(key, value)))
-    lines.extend(_option_line(key, value) for key, value in overrides.items())
+        if key in overrides:
+            unused.pop(key, None)
+            value = overrides[key]
+        lines.append(_option_line(key, value))
+    lines.extend(_option_line(key, value) for key, value in unused.items())
     lines.extend(_option_line(key, value) for key, value in target)
-    for job in chosen.jobs:
-        lines.append("")
-        lines.append(f"[{job.name}]")
-        lines.extend(_option_line(key, value) for key, value in job.options)
+    lines.extend(job_lines)
     return "\n".join(lines) + "\n"
 
 
@@ -252,9 +347,11 @@ def _lookup_profile(profile: str | FioProfile) -> FioProfile:
 
 
 def _target_options(
-    directory: str | None, filename: str | None
+    directory: str | None, filename: str | None, *, shared: bool = True
 ) -> tuple[tuple[str, str | None], ...]:
     if directory:
+        if not shared and not filename:
+            return (("directory", directory),)
         return (("directory", directory), ("filename", filename or DEFAULT_TEST_FILENAME))
     if filename:
         return (("filename", filename),)
@@ -524,6 +621,31 @@ def estimate_job_space(job_file: FioJobFile | str) -> FioSpaceEstimate:
         relative_jobs=tuple(relative),
         unsized_jobs=tuple(unsized),
     )
+
+
+def job_data_bytes(options: Mapping[str, str]) -> int | None:
+    """Bytes of file data one job (with all its ``numjobs`` clones) does I/O on: its data set.
+
+    ``filesize * nrfiles`` or ``size`` per clone, times ``numjobs`` unless ``filename`` makes
+    the clones share one file.
+
+    Args:
+        options: the job's effective options (``[global]`` then the job's own), as a parsed
+            job file holds them or as fio echoes them in its JSON.
+
+    Returns:
+        Bytes, or ``None`` when the job file does not say (a percentage size, or a device or
+        existing file used whole).
+
+    Raises:
+        FioJobError: when a size option is not a fio size.
+    """
+    per_clone = _clone_bytes(options, _kb_base(options.get("kb_base")))
+    if per_clone is None:
+        return None
+    if "filename" in options:
+        return per_clone
+    return per_clone * _positive_int(options.get("numjobs"), default=1)
 
 
 def _clone_bytes(options: Mapping[str, str], kb_base: int) -> int | None:

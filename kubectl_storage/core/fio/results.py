@@ -7,7 +7,13 @@ fio changed its JSON over the years, and this module hides the differences:
   ``io_bytes`` is bytes and ``io_kbytes`` appears;
 * percentiles are a map keyed by ``"%f"`` strings (``"99.900000"``), and old versions pad the map
   with junk ``"0.00"`` keys;
-* ``bw`` is always KiB/s, ``runtime`` is milliseconds and excludes ``ramp_time``.
+* ``bw`` is always KiB/s, ``runtime`` is milliseconds and excludes ``ramp_time``;
+* with ``unified_rw_reporting=1`` (``mixed``) fio reports reads and writes together under one
+  ``mixed`` key and prints no ``read``/``write`` at all; with ``unified_rw_reporting=both`` it
+  prints all three. ``mixed`` is kept as its own direction: fio has already added the reads and
+  writes up (one histogram, one runtime), so it cannot be split back into read and write;
+* jobs that call ``fsync``/``fdatasync`` get a ``sync`` block: the number of syncs and the
+  latency of each sync call (``lat_ns``), with percentiles.
 
 Every latency here is reported in microseconds; a latency fio did not collect (``gtod_reduce=1``,
 ``disable_clat``, or a direction that did no I/O) is ``None``, never 0.
@@ -20,6 +26,7 @@ This module is pure: text or dicts in, dataclasses and plain dicts out; no I/O.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Mapping
@@ -29,8 +36,12 @@ from typing import Any
 #: Percentiles reported everywhere (fio's ``percentile_list`` must include them to get values).
 REPORTED_PERCENTILES: tuple[float, ...] = (50.0, 95.0, 99.0, 99.9)
 
-#: Directions fio reports per job. ``sync`` is a different shape (fsync latency only) and skipped.
+#: Directions fio reports per job (``sync`` is a different shape, see :class:`FioSyncResult`).
 DIRECTIONS: tuple[str, ...] = ("read", "write", "trim")
+
+#: Directions in the FioReport job contract, in output order. ``mixed`` is fio's
+#: ``unified_rw_reporting`` total of reads and writes.
+CONTRACT_DIRECTIONS: tuple[str, ...] = ("read", "write", "mixed")
 
 _NS_PER_US = 1000.0
 
@@ -47,6 +58,20 @@ DIRECTION_METRICS: tuple[str, ...] = (
     "clat_p99_9_us",
     "lat_mean_us",
 )
+
+#: ``sync_<metric>`` keys of the contract: the fsync/fdatasync calls of a job.
+SYNC_METRICS: tuple[str, ...] = (
+    "total_ios",
+    "lat_mean_us",
+    "lat_p50_us",
+    "lat_p95_us",
+    "lat_p99_us",
+    "lat_p99_9_us",
+)
+
+#: How the percentiles of a job made of ``numjobs`` clones were obtained (``percentile_merge``).
+PERCENTILES_EXACT = "exact"
+PERCENTILES_UPPER_BOUND = "upper-bound"
 
 
 class FioOutputError(ValueError):
@@ -90,6 +115,31 @@ class FioDirectionResult:
 
 
 @dataclass(frozen=True)
+class FioSyncResult:
+    """The fsync/fdatasync calls of one job (fio's ``sync`` block), latencies in microseconds.
+
+    fio times each sync call on its own (``lat_ns`` of the ``sync`` block), so for a job with
+    ``fdatasync=1`` these are the fdatasync durations etcd's guidance talks about.
+
+    Attributes:
+        total_ios: number of sync calls (fio's ``total_ios``, or the latency sample count when
+            fio left ``total_ios`` at 0, as fio-3.33 does for ``fdatasync=1``).
+        lat_mean_us: mean sync latency, ``None`` when fio collected none.
+        lat_p50_us: median sync latency.
+        lat_p95_us: 95th percentile sync latency.
+        lat_p99_us: 99th percentile sync latency.
+        lat_p99_9_us: 99.9th percentile sync latency.
+    """
+
+    total_ios: int
+    lat_mean_us: float | None
+    lat_p50_us: float | None
+    lat_p95_us: float | None
+    lat_p99_us: float | None
+    lat_p99_9_us: float | None
+
+
+@dataclass(frozen=True)
 class FioJobResult:
     """One fio job (one ``[section]``, or one group with ``group_reporting``).
 
@@ -100,7 +150,17 @@ class FioJobResult:
         write: write direction metrics.
         trim: trim direction metrics.
         job_options: the job's own options as fio echoes them (``job options``), all strings.
-        raw: the job's dict exactly as fio printed it.
+        raw: the job's dict exactly as fio printed it; for clones merged by
+            :func:`kubectl_storage.core.fio.clones.combine_clones`, the merged dict.
+        mixed: reads and writes together when fio ran with ``unified_rw_reporting``, else
+            ``None``.
+        sync: the job's fsync/fdatasync calls, ``None`` when it made none.
+        group_id: fio's ``groupid`` (jobs between two stonewalls share one).
+        clones: how many fio jobs (``numjobs`` clones of one section) this result adds up.
+        percentile_merge: for clones, how the percentiles were merged: ``"exact"`` (from fio's
+            histograms, ``--output-format=json+``) or ``"upper-bound"`` (the largest clone's
+            value); ``None`` for a single job.
+        clone_raws: fio's own dicts of the clones, in fio's order; empty for a single job.
     """
 
     name: str
@@ -110,6 +170,12 @@ class FioJobResult:
     trim: FioDirectionResult
     job_options: Mapping[str, str]
     raw: Mapping[str, Any]
+    mixed: FioDirectionResult | None = None
+    sync: FioSyncResult | None = None
+    group_id: int = 0
+    clones: int = 1
+    percentile_merge: str | None = None
+    clone_raws: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -144,6 +210,9 @@ class FioResult:
         disk_util: block device statistics; empty when fio ran on a network filesystem or tmpfs.
         global_options: the ``[global]`` options fio echoes (fio >= 2.2 only), all strings.
         raw: the whole document as parsed.
+        surrounding_text: what the output held outside the JSON document(s): fio's own error
+            lines (fio-3.33 prints ``fio: pid=…, err=11/…, func=io_queue_init, …`` on stdout
+            before the JSON), warnings, normal-format text; empty for a decoded document.
     """
 
     fio_version: str
@@ -151,6 +220,7 @@ class FioResult:
     disk_util: tuple[FioDiskUtil, ...]
     global_options: Mapping[str, str]
     raw: Mapping[str, Any]
+    surrounding_text: str = ""
 
     @property
     def failed_jobs(self) -> tuple[FioJobResult, ...]:
@@ -181,8 +251,12 @@ def extract_fio_documents(text: str) -> list[dict[str, Any]]:
     Returns:
         The documents in the order they appear (possibly empty).
     """
+    return [document for document, _start, _end in _document_spans(text)]
+
+
+def _document_spans(text: str) -> list[tuple[dict[str, Any], int, int]]:
     decoder = json.JSONDecoder()
-    documents: list[dict[str, Any]] = []
+    spans: list[tuple[dict[str, Any], int, int]] = []
     position = text.find("{")
     while position != -1:
         try:
@@ -192,13 +266,13 @@ def extract_fio_documents(text: str) -> list[dict[str, Any]]:
             position = text.find("{", position + 1)
             continue
         if isinstance(value, dict) and isinstance(value.get("jobs"), list):
-            documents.append(value)
+            spans.append((value, position, end))
             position = text.find("{", end)
         else:
             # Some other JSON object. Look inside it too: wrappers such as kubestr's
             # ``-o json`` nest the whole fio document under ``Raw.result``.
             position = text.find("{", position + 1)
-    return documents
+    return spans
 
 
 def parse_fio_output(text: str) -> FioResult:
@@ -216,14 +290,21 @@ def parse_fio_output(text: str) -> FioResult:
     Raises:
         FioOutputError: when no fio JSON document is found or its shape is wrong.
     """
-    documents = extract_fio_documents(text)
-    if not documents:
+    spans = _document_spans(text)
+    if not spans:
         snippet = text.strip()[:200]
         raise FioOutputError(
             "no fio JSON report found in the output (was fio run with --output-format=json?)"
             + (f"; output starts with: {snippet!r}" if snippet else "; the output is empty")
         )
-    return parse_fio_document(documents[-1])
+    outside: list[str] = []
+    previous_end = 0
+    for _document, start, end in spans:
+        outside.append(text[previous_end:start])
+        previous_end = end
+    outside.append(text[previous_end:])
+    result = parse_fio_document(spans[-1][0])
+    return dataclasses.replace(result, surrounding_text="".join(outside).strip())
 
 
 def parse_fio_document(document: Mapping[str, Any]) -> FioResult:
@@ -255,11 +336,15 @@ def parse_fio_document(document: Mapping[str, Any]) -> FioResult:
 def job_contract(job: FioJobResult) -> dict[str, Any]:
     """The FioReport shape of one job: stable key order, units in key names, fio's dict as ``raw``.
 
-    Keys: ``name``, ``error``, then for ``read`` and ``write`` in that order ``<dir>_iops``,
-    ``<dir>_bw_kib_s``, ``<dir>_io_bytes``, ``<dir>_runtime_ms``, ``<dir>_clat_mean_us``,
-    ``<dir>_clat_p50_us``, ``<dir>_clat_p95_us``, ``<dir>_clat_p99_us``,
-    ``<dir>_clat_p99_9_us``, ``<dir>_lat_mean_us``, then ``raw``. Latencies not collected are
-    ``None`` (``null`` in JSON).
+    Keys: ``name``, ``error``, ``clones``, then for ``read``, ``write`` and ``mixed`` in that
+    order ``<dir>_iops``, ``<dir>_bw_kib_s``, ``<dir>_io_bytes``, ``<dir>_runtime_ms``,
+    ``<dir>_clat_mean_us``, ``<dir>_clat_p50_us``, ``<dir>_clat_p95_us``, ``<dir>_clat_p99_us``,
+    ``<dir>_clat_p99_9_us``, ``<dir>_lat_mean_us``, then ``sync_total_ios``,
+    ``sync_lat_mean_us``, ``sync_lat_p50_us``, ``sync_lat_p95_us``, ``sync_lat_p99_us``,
+    ``sync_lat_p99_9_us``, ``percentile_merge``, then ``raw``. Latencies not collected are
+    ``None`` (``null`` in JSON); every ``mixed_*`` value is ``None`` unless fio reported a
+    ``mixed`` direction, every ``sync_*`` value unless the job made sync calls. ``raw`` is
+    fio's dict for the job, or the list of the clones' dicts when ``clones`` > 1.
 
     Args:
         job: a parsed job.
@@ -267,12 +352,19 @@ def job_contract(job: FioJobResult) -> dict[str, Any]:
     Returns:
         A new dict ready for JSON/YAML output.
     """
-    contract: dict[str, Any] = {"name": job.name, "error": job.error}
-    for direction_name in ("read", "write"):
-        direction: FioDirectionResult = getattr(job, direction_name)
+    contract: dict[str, Any] = {"name": job.name, "error": job.error, "clones": job.clones}
+    for direction_name in CONTRACT_DIRECTIONS:
+        direction: FioDirectionResult | None = getattr(job, direction_name)
         for metric in DIRECTION_METRICS:
-            contract[f"{direction_name}_{metric}"] = getattr(direction, metric)
-    contract["raw"] = dict(job.raw)
+            value = None if direction is None else getattr(direction, metric)
+            contract[f"{direction_name}_{metric}"] = value
+    for metric in SYNC_METRICS:
+        contract[f"sync_{metric}"] = None if job.sync is None else getattr(job.sync, metric)
+    contract["percentile_merge"] = job.percentile_merge
+    if job.clone_raws:
+        contract["raw"] = [dict(raw) for raw in job.clone_raws]
+    else:
+        contract["raw"] = dict(job.raw)
     return contract
 
 
@@ -281,10 +373,24 @@ def result_contract_jobs(result: FioResult) -> list[dict[str, Any]]:
     return [job_contract(job) for job in result.jobs]
 
 
-def _parse_job(index: int, job: Any) -> FioJobResult:
+def parse_fio_job(job: Mapping[str, Any], *, index: int = 0) -> FioJobResult:
+    """Parse one entry of fio's ``jobs`` list.
+
+    Args:
+        job: the job's dict as fio printed it (or one merged the way fio merges clones).
+        index: its position, for the fallback name ``job<index>`` and error messages.
+
+    Returns:
+        The parsed job.
+
+    Raises:
+        FioOutputError: when ``job`` is not an object or holds a non-number where fio
+            writes numbers.
+    """
     if not isinstance(job, dict):
         raise FioOutputError(f"fio JSON job #{index} is not an object")
     directions = {name: _parse_direction(job.get(name)) for name in DIRECTIONS}
+    mixed = job.get("mixed")
     return FioJobResult(
         name=str(job.get("jobname", f"job{index}")),
         error=_as_int(job.get("error")),
@@ -293,6 +399,35 @@ def _parse_job(index: int, job: Any) -> FioJobResult:
         trim=directions["trim"],
         job_options=_string_map(job.get("job options")),
         raw=job,
+        mixed=_parse_direction(mixed) if isinstance(mixed, dict) else None,
+        sync=_parse_sync(job.get("sync")),
+        group_id=_as_int(job.get("groupid")),
+    )
+
+
+def _parse_job(index: int, job: Any) -> FioJobResult:
+    return parse_fio_job(job, index=index)
+
+
+def _parse_sync(section: Any) -> FioSyncResult | None:
+    # fio >= 3.x: {"total_ios": ..., "lat_ns": {..., "N": calls}}. fio-3.33 leaves total_ios at
+    # 0 for the fdatasync=1 calls of a sync-engine job (etcd profile: 10029 calls, total_ios
+    # 0), so the number of calls is the latency block's sample count when that is larger.
+    if not isinstance(section, dict):
+        return None
+    block = section.get("lat_ns")
+    samples = _as_int(block.get("N")) if isinstance(block, dict) else 0
+    total = max(_as_int(section.get("total_ios")), samples)
+    if total <= 0:
+        return None
+    lat = _latency_block(block, divisor=_NS_PER_US)
+    return FioSyncResult(
+        total_ios=total,
+        lat_mean_us=lat.mean_us,
+        lat_p50_us=lat.percentile_us(50.0),
+        lat_p95_us=lat.percentile_us(95.0),
+        lat_p99_us=lat.percentile_us(99.0),
+        lat_p99_9_us=lat.percentile_us(99.9),
     )
 
 

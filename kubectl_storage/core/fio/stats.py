@@ -4,11 +4,22 @@ Works on the FioReport shape (plain dicts), so a report read back from a saved J
 good as a fresh one::
 
     {"apiVersion": ..., "kind": "FioReport", "profile": ..., "fio_version": ..., "repeats": N,
-     "results": [{"storage_class": "fast", "jobs": [<job dict>, ...]}, ...]}
+     "latency_measured": true, "notes": [<note>, ...],
+     "results": [{"storage_class": "fast", "confidence": "trusted", "notes": [<note>, ...],
+                  "etcd": {...},  # etcd profile only
+                  "jobs": [<job dict>, ...]}, ...]}
+
+A note is :meth:`kubectl_storage.core.fio.guards.FioNote.to_dict` output (``id``, ``severity``,
+``job``, ``message``, ``fix``); ``confidence`` is ``"trusted"`` or ``"suspect: <reasons>"``
+(:func:`kubectl_storage.core.fio.guards.confidence`).
 
 A job dict is :func:`kubectl_storage.core.fio.results.job_contract` output; after
 :func:`merge_repeats` each metric holds the mean over the repeats and is followed by
 ``<metric>_stddev`` (sample standard deviation, ``None`` below two samples).
+
+Repeats are separate fio runs (``--repeat N``). The ``numjobs`` clones of one job inside one run
+are not repeats: :func:`build_fio_report` first adds them up into one job
+(:mod:`kubectl_storage.core.fio.clones`), and only then averages over runs.
 
 Direction of "better": IOPS and bandwidth are better higher, latencies better lower. A baseline
 comparison turns each metric into a *regression percentage* (positive is worse) and fails the
@@ -25,7 +36,27 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_storage.core.fio.results import DIRECTION_METRICS, FioResult, job_contract
+from kubectl_storage.core.fio.clones import combine_clones
+from kubectl_storage.core.fio.guards import (
+    FioNote,
+    confidence,
+    dedupe,
+    etcd_note,
+    etcd_verdict,
+    kubestr_mode_note,
+    run_notes,
+    text_notes,
+)
+from kubectl_storage.core.fio.jobs import ETCD_JOB_NAME
+from kubectl_storage.core.fio.results import (
+    CONTRACT_DIRECTIONS,
+    DIRECTION_METRICS,
+    PERCENTILES_UPPER_BOUND,
+    SYNC_METRICS,
+    FioJobResult,
+    FioResult,
+    job_contract,
+)
 from kubectl_storage.core.report.envelope import API_VERSION, report_envelope
 
 REPORT_KIND = "FioReport"
@@ -35,15 +66,16 @@ REPORT_KIND = "FioReport"
 _MEASURED = tuple(m for m in DIRECTION_METRICS if m not in ("io_bytes", "runtime_ms"))
 _HIGHER_IS_BETTER = frozenset({"iops", "bw_kib_s"})
 
-#: Full metric keys (``read_iops`` …) compared across classes and against a baseline.
+#: Full metric keys (``read_iops`` …) compared across classes and against a baseline: every
+#: measured per-direction value, then the sync (fsync/fdatasync) latencies.
 COMPARED_METRICS: tuple[str, ...] = tuple(
-    f"{direction}_{metric}" for direction in ("read", "write") for metric in _MEASURED
-)
+    f"{direction}_{metric}" for direction in CONTRACT_DIRECTIONS for metric in _MEASURED
+) + tuple(f"sync_{metric}" for metric in SYNC_METRICS if metric != "total_ios")
 
-#: Metric keys averaged over repeats: every numeric per-direction value.
+#: Metric keys averaged over repeats: every numeric per-direction and sync value.
 _AVERAGED_METRICS: tuple[str, ...] = tuple(
-    f"{direction}_{metric}" for direction in ("read", "write") for metric in DIRECTION_METRICS
-)
+    f"{direction}_{metric}" for direction in CONTRACT_DIRECTIONS for metric in DIRECTION_METRICS
+) + tuple(f"sync_{metric}" for metric in SYNC_METRICS)
 
 #: Default ``--max-regression`` in percent.
 DEFAULT_MAX_REGRESSION_PERCENT = 10.0
@@ -92,10 +124,15 @@ def metric_stats(values: Iterable[float | None]) -> MetricStats:
 def merge_repeats(runs: Sequence[Sequence[Mapping[str, Any]]]) -> list[dict[str, Any]]:
     """Combine the job dicts of N repeated runs into one job dict per job.
 
-    Jobs are matched by ``name`` and kept in the order of the first run that has them. Each
-    metric becomes the mean over the runs, followed by ``<metric>_stddev``. ``error`` is the
-    first non-zero error of any run, ``repeats`` the number of runs that had the job, and
-    ``raw`` the list of fio's job dicts, one per run.
+    Jobs are matched by ``name`` and kept in the order of the first run that has them; when a
+    run holds several jobs of one name (sections in different stonewall groups), the k-th of
+    each run are matched, never averaged together. Each metric becomes the mean over the runs,
+    followed by ``<metric>_stddev``. ``error`` is the first non-zero error of any run,
+    ``repeats`` the number of runs that had the job, ``clones`` the number of ``numjobs``
+    clones added up inside each run (1 for a plain job), ``percentile_merge`` how the clones'
+    percentiles were merged (``exact``, ``upper-bound`` if any run could only bound them, or
+    ``None``), and ``raw`` the list of fio's job dicts, one per run (for clones, each entry is
+    the list of the clones' dicts).
 
     Args:
         runs: for each run, its job dicts (:func:`job_contract` output).
@@ -103,28 +140,38 @@ def merge_repeats(runs: Sequence[Sequence[Mapping[str, Any]]]) -> list[dict[str,
     Returns:
         Merged job dicts with stable key order.
     """
-    order: list[str] = []
-    by_name: dict[str, list[Mapping[str, Any]]] = {}
+    order: list[tuple[str, int]] = []
+    by_key: dict[tuple[str, int], list[Mapping[str, Any]]] = {}
     for run in runs:
+        seen: dict[str, int] = {}
         for job in run:
             name = str(job["name"])
-            if name not in by_name:
-                order.append(name)
-                by_name[name] = []
-            by_name[name].append(job)
+            key = (name, seen.get(name, 0))
+            seen[name] = key[1] + 1
+            if key not in by_key:
+                order.append(key)
+                by_key[key] = []
+            by_key[key].append(job)
     merged: list[dict[str, Any]] = []
-    for name in order:
-        jobs = by_name[name]
+    for key in order:
+        jobs = by_key[key]
         errors = [int(job.get("error", 0)) for job in jobs]
+        methods = [job.get("percentile_merge") for job in jobs if job.get("percentile_merge")]
         entry: dict[str, Any] = {
-            "name": name,
+            "name": key[0],
             "error": next((error for error in errors if error), 0),
             "repeats": len(jobs),
+            "clones": max(int(job.get("clones", 1)) for job in jobs),
         }
-        for key in _AVERAGED_METRICS:
-            stats = metric_stats(job.get(key) for job in jobs)
-            entry[key] = stats.mean
-            entry[f"{key}_stddev"] = stats.stddev
+        for metric in _AVERAGED_METRICS:
+            stats = metric_stats(job.get(metric) for job in jobs)
+            entry[metric] = stats.mean
+            entry[f"{metric}_stddev"] = stats.stddev
+        entry["percentile_merge"] = (
+            PERCENTILES_UPPER_BOUND
+            if PERCENTILES_UPPER_BOUND in methods
+            else (methods[0] if methods else None)
+        )
         entry["raw"] = [job.get("raw") for job in jobs]
         merged.append(entry)
     return merged
@@ -135,8 +182,13 @@ def build_fio_report(
     *,
     profile: str,
     extra: Mapping[str, Any] | None = None,
+    stderr: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Assemble a FioReport from parsed runs, one list of repeats per StorageClass.
+
+    Per class: ``numjobs`` clones are added up inside each run, the guards of
+    :mod:`kubectl_storage.core.fio.guards` give its ``notes`` and ``confidence``, and with the
+    ``etcd`` profile its ``etcd`` verdict; then the repeats are merged.
 
     Args:
         class_runs: StorageClass name -> its runs (one :class:`FioResult` per repeat), in the
@@ -144,24 +196,72 @@ def build_fio_report(
         profile: profile name, or ``"custom"`` for a user's job file.
         extra: more top-level fields (sizes, namespace, node, job file text), placed after
             ``profile``.
+        stderr: StorageClass name -> what fio wrote on stderr, read for environment errors
+            (ENOSPC, EROFS, libaio EAGAIN) that fio's JSON only gives as a number.
 
     Returns:
         The report dict (``apiVersion`` and ``kind`` first).
     """
     versions = sorted({run.fio_version for runs in class_runs.values() for run in runs})
     repeats = max((len(runs) for runs in class_runs.values()), default=0)
+    counted = {
+        storage_class: [combine_clones(run) for run in runs]
+        for storage_class, runs in class_runs.items()
+    }
     body: dict[str, Any] = {"profile": profile}
     body.update(extra or {})
     body["fio_version"] = versions[0] if len(versions) == 1 else versions
     body["repeats"] = repeats
+    body["latency_measured"] = any(
+        _measured_latency(job) for runs in counted.values() for jobs in runs for job in jobs
+    )
+    body["notes"] = [kubestr_mode_note().to_dict()] if profile == "kubestr" else []
     body["results"] = [
-        {
-            "storage_class": storage_class,
-            "jobs": merge_repeats([[job_contract(job) for job in run.jobs] for run in runs]),
-        }
+        _class_result(
+            storage_class,
+            runs,
+            counted[storage_class],
+            profile=profile,
+            stderr=(stderr or {}).get(storage_class, ""),
+        )
         for storage_class, runs in class_runs.items()
     ]
     return report_envelope(REPORT_KIND, body)
+
+
+def _class_result(
+    storage_class: str,
+    runs: Sequence[FioResult],
+    counted: Sequence[Sequence[FioJobResult]],
+    *,
+    profile: str,
+    stderr: str,
+) -> dict[str, Any]:
+    notes: list[FioNote] = []
+    for run, jobs in zip(runs, counted, strict=True):
+        notes.extend(run_notes(run, jobs))
+    notes.extend(text_notes(stderr))
+    etcd: dict[str, Any] | None = None
+    if profile == "etcd":
+        etcd = etcd_verdict([job for jobs in counted for job in jobs if job.name == ETCD_JOB_NAME])
+        notes.append(etcd_note(etcd))
+    kept = dedupe(notes)
+    entry: dict[str, Any] = {
+        "storage_class": storage_class,
+        "confidence": confidence(kept),
+        "notes": [note.to_dict() for note in kept],
+    }
+    if etcd is not None:
+        entry["etcd"] = etcd
+    entry["jobs"] = merge_repeats([[job_contract(job) for job in jobs] for jobs in counted])
+    return entry
+
+
+def _measured_latency(job: FioJobResult) -> bool:
+    directions = [job.read, job.write, job.trim] + ([job.mixed] if job.mixed is not None else [])
+    if any(d.clat_mean_us is not None or d.lat_mean_us is not None for d in directions):
+        return True
+    return job.sync is not None and job.sync.lat_mean_us is not None
 
 
 def iter_report_jobs(report: Mapping[str, Any]) -> Iterable[tuple[str, Mapping[str, Any]]]:
