@@ -343,6 +343,7 @@ def run_fio(api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) ->
         {t: r.results for t, r in runs.items()},
         profile=request.profile if not request.job_file else "custom",
         extra={k: v for k, v in extra.items() if v is not None},
+        stderr={t: r.stderr for t, r in runs.items()},
     )
 
 

@@ -85,6 +85,26 @@ def class_verdict(storage_class: str, jobs: list[dict[str, Any]]) -> str:
     return f"{storage_class}: " + "; ".join(parts)
 
 
+def _write_trust(result: dict[str, Any], out: TextIO) -> None:
+    """The class's confidence line, then each guard note (what may make the numbers lie)."""
+    confidence = result.get("confidence")
+    if confidence:
+        out.write(f"confidence: {confidence}\n")
+    etcd = result.get("etcd")
+    if etcd:
+        p99 = _fmt_lat(etcd.get("fdatasync_p99_us"))
+        out.write(
+            f"etcd: {etcd.get('verdict', 'unknown').upper()} (fdatasync p99 {p99}, "
+            f"guidance {_fmt_lat(etcd.get('limit_us'))})\n"
+        )
+    for note in result.get("notes") or []:
+        job = f" {note['job']}" if note.get("job") else ""
+        out.write(f"  {str(note.get('severity', 'info')).upper():5} {note.get('id')}{job}: ")
+        out.write(f"{note.get('message')}\n")
+        if note.get("fix"):
+            out.write(f"        fix: {note['fix']}\n")
+
+
 def write_fio_table(report: dict[str, Any], out: TextIO, wide: bool = False) -> None:
     """Per-class tables, verdicts, a comparison across classes, and the baseline check."""
     header = f"profile {report.get('profile')}, fio {report.get('fio_version')}"
@@ -124,7 +144,9 @@ def write_fio_table(report: dict[str, Any], out: TextIO, wide: bool = False) -> 
         write_table(
             rows, headers, out, title=f"StorageClass {result.get('storage_class')} ({header})"
         )
-        out.write(class_verdict(str(result.get("storage_class")), jobs) + "\n\n")
+        out.write(class_verdict(str(result.get("storage_class")), jobs) + "\n")
+        _write_trust(result, out)
+        out.write("\n")
 
     if len(report.get("results") or []) > 1:
         comparison = []
