@@ -784,6 +784,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     report_parser = sub.add_parser("report", help="a phase's capture through the live code")
     report_parser.add_argument("phase", type=Path, help="OUT/<scenario>/<phase>")
     report_parser.add_argument("--profile", default=None)
+    report_parser.add_argument(
+        "--table", action="store_true", help="draw it as kubectl storage does, not as JSON"
+    )
     args = parser.parse_args(argv)
     if args.command == "build":
         t0 = time.monotonic()
@@ -833,7 +836,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from tests.nodelab import reports
 
-    print(json.dumps(reports.report_for(args.phase, args.profile), indent=2))
+    report = reports.report_for(args.phase, args.profile)
+    if not args.table:
+        print(json.dumps(report, indent=2))
+        return 0
+    from kubectl_storage.render.iscsi import write_iscsi_table
+    from kubectl_storage.render.mount_audit import write_mount_audit_table
+
+    draw = write_iscsi_table if report.get("kind") == "IscsiReport" else write_mount_audit_table
+    draw(report, sys.stdout, False)
     return 0
 
 
