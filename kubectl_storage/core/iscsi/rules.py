@@ -184,8 +184,9 @@ RULES: dict[str, RuleSpec] = {
         RuleSpec(
             "ISCSI004",
             "warn",
-            "replacement_timeout above 15 s with multipath (live sessions or iscsid.conf)",
-            "S56 S61 S68 S58",
+            "replacement_timeout above 15 s on a multipathed session, or in iscsid.conf where "
+            "multipathd will not override it",
+            "S56 S61 S68 S58 S75",
         ),
         RuleSpec("ISCSI005", "info", "short replacement_timeout without multipath", "S56"),
         RuleSpec("ISCSI006", "warn", "NOP-Out pings off with multipathed sessions", "S56 S68"),
@@ -199,8 +200,8 @@ RULES: dict[str, RuleSpec] = {
         RuleSpec(
             "ISCSI014",
             "info",
-            "iscsid.conf replacement_timeout differs from the live sessions'",
-            "S56 S58",
+            "iscsid.conf replacement_timeout differs from sessions without a multipath map",
+            "S56 S58 S75",
         ),
         RuleSpec("ISCSI015", "warn", "iSCSI in use, iscsid not running", "S63"),
         RuleSpec("ISCSI016", "info", "iscsid.conf below the HPE CSI values", "S68 S56"),
