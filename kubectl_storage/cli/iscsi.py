@@ -20,11 +20,11 @@ from kubectl_storage.cli.node_commands import (
     RegistryOpt,
     SelectorOpt,
     TimeoutOpt,
-    check_fail_on,
     check_offline,
     finish,
     run_live,
 )
+from kubectl_storage.core.report.findings import FailOn
 
 if TYPE_CHECKING:
     pass
@@ -35,7 +35,7 @@ def iscsi_command(
     nodes: NodesArg = None,
     selector: SelectorOpt = None,
     all_nodes: AllNodesOpt = False,
-    fail_on: FailOnOpt = "error",
+    fail_on: FailOnOpt = FailOn.ERROR,
     parallel: ParallelOpt = 10,
     timeout: TimeoutOpt = 120,
     image: ImageOpt = None,
@@ -67,7 +67,6 @@ def iscsi_command(
 
         kubectl storage iscsi --from-file w1=w1/multipath-ll.txt --from-file w2=w2/multipath-ll.txt
     """
-    check_fail_on(fail_on)
     options = options_of(ctx)
     report: dict[str, Any] | None
     if from_file:

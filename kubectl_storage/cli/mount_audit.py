@@ -20,12 +20,12 @@ from kubectl_storage.cli.node_commands import (
     RegistryOpt,
     SelectorOpt,
     TimeoutOpt,
-    check_fail_on,
     check_offline,
     finish,
     run_live,
 )
-from kubectl_storage.errors import UsageError
+from kubectl_storage.core.mount_audit.vendors import VendorProfile
+from kubectl_storage.core.report.findings import FailOn
 
 if TYPE_CHECKING:
     pass
@@ -37,14 +37,15 @@ def mount_audit_command(
     selector: SelectorOpt = None,
     all_nodes: AllNodesOpt = False,
     profile: Annotated[
-        str | None,
+        VendorProfile | None,
         typer.Option(
             "--profile",
+            case_sensitive=False,
             help="Judge every mount by this vendor's guidance: efs, azure-files, anf, filestore, "
             "ontap, generic (default: detected per mount from the CSI driver or server name).",
         ),
     ] = None,
-    fail_on: FailOnOpt = "error",
+    fail_on: FailOnOpt = FailOn.ERROR,
     parallel: ParallelOpt = 10,
     timeout: TimeoutOpt = 120,
     image: ImageOpt = None,
@@ -75,18 +76,14 @@ def mount_audit_command(
 
         kubectl storage mount-audit --all-nodes --dry-run
     """
-    from kubectl_storage.core.mount_audit.rules import PROFILES  # noqa: PLC0415 - keep --help fast
-
-    if profile is not None and profile not in PROFILES:
-        raise UsageError(f"--profile {profile!r} is not known", f"Choose {', '.join(PROFILES)}.")
-    check_fail_on(fail_on)
+    vendor = profile.value if profile is not None else None
     options = options_of(ctx)
     report: dict[str, Any] | None
     if from_file:
         check_offline(nodes, selector, all_nodes, dry_run)
         from kubectl_storage.operations.mount_audit import audit_files  # noqa: PLC0415
 
-        report = audit_files(from_file, node_name, profile)
+        report = audit_files(from_file, node_name, vendor)
     else:
         from kubectl_storage.operations.mount_audit import (  # noqa: PLC0415
             MOUNT_AUDIT_INSPECTION,
@@ -96,7 +93,7 @@ def mount_audit_command(
         report = run_live(
             options,
             MOUNT_AUDIT_INSPECTION,
-            mount_audit_command(profile),
+            mount_audit_command(vendor),
             nodes=nodes,
             selector=selector,
             all_nodes=all_nodes,

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kubectl_storage.cli.context import GlobalOptions
+from kubectl_storage.core.report.findings import FailOn
 from kubectl_storage.errors import ClusterError, FindingsError, UsageError
 
 if TYPE_CHECKING:
@@ -57,17 +58,11 @@ NodeNameOpt = Annotated[
     ),
 ]
 FailOnOpt = Annotated[
-    str,
-    typer.Option("--fail-on", help="Exit 1 on findings of this severity or worse: warn, error."),
+    FailOn,
+    typer.Option(
+        "--fail-on", help="Exit 1 on findings of this severity or worse.", case_sensitive=False
+    ),
 ]
-
-FAIL_ON_LEVELS = ("warn", "error")
-
-
-def check_fail_on(fail_on: str) -> None:
-    """--fail-on takes warn or error."""
-    if fail_on not in FAIL_ON_LEVELS:
-        raise UsageError(f"--fail-on {fail_on!r} is not a severity", "Choose warn or error.")
 
 
 def check_offline(
@@ -115,7 +110,7 @@ def run_live(
     return options.execute(command, request, dry_run=dry_run, keep=keep, cleanup_timeout_s=60)
 
 
-def finish(report: dict[str, Any], findings: list[dict[str, Any]], fail_on: str) -> None:
+def finish(report: dict[str, Any], findings: list[dict[str, Any]], fail_on: FailOn) -> None:
     """Exit 2 when no node could be inspected, 1 on findings at or above --fail-on."""
     from kubectl_storage.core.report.findings import Severity  # noqa: PLC0415
 
@@ -126,7 +121,7 @@ def finish(report: dict[str, Any], findings: list[dict[str, Any]], fail_on: str)
             f"no node could be inspected ({failed[0]['node']}: {failed[0]['error']})",
             "The report above has each node's reason.",
         )
-    threshold = Severity(fail_on)
+    threshold = Severity(str(fail_on))
     bad = [f for f in findings if Severity(f["severity"]).at_least(threshold)]
     if bad:
-        raise FindingsError(f"{len(bad)} finding(s) at or above --fail-on {fail_on}", "")
+        raise FindingsError(f"{len(bad)} finding(s) at or above --fail-on {fail_on.value}", "")

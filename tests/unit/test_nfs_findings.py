@@ -351,3 +351,9 @@ def test_rpc_with_tls_is_not_data_in_clear() -> None:
     tls = audit_one(nfs_mount(GOOD_V41 + ",xprtsec=tls"))
     assert "NFS100" not in ids(tls)
     assert "NFS101" in ids(tls)
+
+
+def test_the_profile_choice_lists_every_vendor_table() -> None:
+    from kubectl_storage.core.mount_audit.vendors import PROFILES, VendorProfile
+
+    assert tuple(p.value for p in VendorProfile) == PROFILES

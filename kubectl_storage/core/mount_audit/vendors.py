@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from kubectl_storage.core.report.findings import Severity
 
@@ -273,6 +274,19 @@ GENERIC = NfsVendor(
 #: Every profile, in ``--profile`` order; ``generic`` last.
 VENDORS: tuple[NfsVendor, ...] = (EFS, AZURE_FILES, ANF, FILESTORE, ONTAP, GENERIC)
 PROFILES: tuple[str, ...] = tuple(vendor.name for vendor in VENDORS)
+
+
+class VendorProfile(StrEnum):
+    """``--profile`` of mount-audit: one of :data:`PROFILES` (a unit test keeps them equal)."""
+
+    EFS = PROFILE_EFS
+    AZURE_FILES = PROFILE_AZURE_FILES
+    ANF = PROFILE_ANF
+    FILESTORE = PROFILE_FILESTORE
+    ONTAP = PROFILE_ONTAP
+    GENERIC = PROFILE_GENERIC
+
+
 _BY_NAME = {vendor.name: vendor for vendor in VENDORS}
 
 

@@ -42,3 +42,10 @@ class Finding:
             "fix": self.fix,
             "source": self.source,
         }
+
+
+class FailOn(StrEnum):
+    """``--fail-on``: the least severity that makes a check exit 1."""
+
+    WARN = "warn"
+    ERROR = "error"
