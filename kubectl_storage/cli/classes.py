@@ -18,8 +18,8 @@ def classes_command(ctx: typer.Context) -> None:
 
         kubectl storage -o wide classes
     """
-    from kubectl_storage.operations.classes import list_classes  # noqa: PLC0415
-    from kubectl_storage.render.classes import write_classes_table  # noqa: PLC0415
+    from kubectl_storage.operations.classes import list_classes  # noqa: PLC0415 - runtime only
+    from kubectl_storage.render.classes import write_classes_table  # noqa: PLC0415 - runtime only
 
     options = options_of(ctx)
     report = list_classes(options.connect())

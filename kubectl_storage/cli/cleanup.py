@@ -46,10 +46,10 @@ def cleanup_command(
 
         kubectl storage cleanup -n storage-tests --older-than 1h --yes
     """
-    from kubectl_storage.core.cleanup import parse_duration_s  # noqa: PLC0415
-    from kubectl_storage.errors import UsageError  # noqa: PLC0415
-    from kubectl_storage.operations.cleanup import CleanupRequest, cleanup  # noqa: PLC0415
-    from kubectl_storage.render.cleanup import write_cleanup_table  # noqa: PLC0415
+    from kubectl_storage.core.cleanup import parse_duration_s  # noqa: PLC0415 - runtime only
+    from kubectl_storage.errors import UsageError  # noqa: PLC0415 - runtime only
+    from kubectl_storage.operations.cleanup import CleanupRequest, cleanup  # noqa: PLC0415 - runtime only
+    from kubectl_storage.render.cleanup import write_cleanup_table  # noqa: PLC0415 - runtime only
 
     options = options_of(ctx)
     older_than_s = None

@@ -205,7 +205,7 @@ def _option_names(state: _State, incomplete: str) -> Completions:
 
 
 def _settings(state: _State) -> Any:
-    from kubectl_storage.kube.connection import ConnectionSettings  # noqa: PLC0415
+    from kubectl_storage.kube.connection import ConnectionSettings  # noqa: PLC0415 - runtime only
 
     return ConnectionSettings(
         kubeconfig=state.globals.get("kubeconfig") or None,
@@ -266,7 +266,7 @@ def _lookup_for(state: _State, param: Any, argument_index: int) -> str | None:
 
 def _values(state: _State, param: Any, incomplete: str, argument_index: int = 0) -> Completions:
     """Candidates for the value of an option or argument."""
-    from kubectl_storage.cli.help_format import value_label  # noqa: PLC0415
+    from kubectl_storage.cli.help_format import value_label  # noqa: PLC0415 - runtime only
 
     path = tuple(state.path)
     if param.param_type_name == "argument" and FILE_ARGUMENTS.get(path) == argument_index:

@@ -38,7 +38,7 @@ class GlobalOptions:
     stdout: TextIO = sys.stdout
 
     def _settings(self) -> ConnectionSettings:
-        from kubectl_storage.kube.connection import ConnectionSettings  # noqa: PLC0415
+        from kubectl_storage.kube.connection import ConnectionSettings  # noqa: PLC0415 - runtime only
 
         return ConnectionSettings(
             kubeconfig=self.kubeconfig,
@@ -60,7 +60,7 @@ class GlobalOptions:
         Read from the kubeconfig without any network call (the one namespace decision; the
         connection uses the same function).
         """
-        from kubectl_storage.kube.connection import resolve_namespace  # noqa: PLC0415
+        from kubectl_storage.kube.connection import resolve_namespace  # noqa: PLC0415 - runtime only
 
         return resolve_namespace(self._settings())
 
@@ -68,7 +68,7 @@ class GlobalOptions:
         self, *, dry_run: bool = False, keep: bool = False, cleanup_timeout_s: float = 120
     ) -> Session:
         """complete(): everything the pipeline needs that comes from the global options."""
-        from kubectl_storage.operations.pipeline import Progress, Session  # noqa: PLC0415
+        from kubectl_storage.operations.pipeline import Progress, Session  # noqa: PLC0415 - runtime only
 
         return Session(
             namespace=self.resolved_namespace(),
@@ -89,8 +89,8 @@ class GlobalOptions:
         cleanup_timeout_s: float = 120,
     ) -> ReportT | None:
         """Run the pipeline; for --dry-run print the plan as YAML and return None."""
-        from kubectl_storage.operations.pipeline import execute  # noqa: PLC0415
-        from kubectl_storage.render.structured import write_yaml_documents  # noqa: PLC0415
+        from kubectl_storage.operations.pipeline import execute  # noqa: PLC0415 - runtime only
+        from kubectl_storage.render.structured import write_yaml_documents  # noqa: PLC0415 - runtime only
 
         session = self.session(dry_run=dry_run, keep=keep, cleanup_timeout_s=cleanup_timeout_s)
         outcome = execute(command, request, session)

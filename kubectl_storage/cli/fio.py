@@ -122,14 +122,14 @@ def fio_command(
 
         kubectl storage fio --from-json fast.json
     """
-    from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415
-    from kubectl_storage.core.k8s.manifests import PodIdentity  # noqa: PLC0415
-    from kubectl_storage.operations.fio import FioCommand, FioRequest  # noqa: PLC0415
+    from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415 - runtime only
+    from kubectl_storage.core.k8s.manifests import PodIdentity  # noqa: PLC0415 - runtime only
+    from kubectl_storage.operations.fio import FioCommand, FioRequest  # noqa: PLC0415 - runtime only
 
     options = options_of(ctx)
     threshold = _parse_percent(max_regression)
     if chart is not None:
-        from kubectl_storage.render.fio_charts import charts_available  # noqa: PLC0415
+        from kubectl_storage.render.fio_charts import charts_available  # noqa: PLC0415 - runtime only
 
         # Say it before a ten-minute benchmark, not after.
         if not charts_available():
@@ -189,8 +189,8 @@ def _parse_percent(text: str) -> float:
 
 
 def _load_report(path: Path) -> dict[str, Any]:
-    from kubectl_storage.core.fio.results import FioOutputError, parse_fio_output  # noqa: PLC0415
-    from kubectl_storage.core.fio.stats import build_fio_report  # noqa: PLC0415
+    from kubectl_storage.core.fio.results import FioOutputError, parse_fio_output  # noqa: PLC0415 - runtime only
+    from kubectl_storage.core.fio.stats import build_fio_report  # noqa: PLC0415 - runtime only
 
     try:
         text = path.read_text()
@@ -219,8 +219,8 @@ def _finish(
     baseline: Path | None,
     threshold: float,
 ) -> None:
-    from kubectl_storage.core.fio.stats import BaselineError, compare_with_baseline  # noqa: PLC0415
-    from kubectl_storage.render.fio import write_fio_table  # noqa: PLC0415
+    from kubectl_storage.core.fio.stats import BaselineError, compare_with_baseline  # noqa: PLC0415 - runtime only
+    from kubectl_storage.render.fio import write_fio_table  # noqa: PLC0415 - runtime only
 
     comparison = None
     if baseline is not None:
@@ -232,7 +232,7 @@ def _finish(
         report["baseline"] = comparison.to_dict()
     options.emit(report, write_fio_table)
     if chart is not None:
-        from kubectl_storage.render.fio_charts import ChartError, draw_fio_chart  # noqa: PLC0415
+        from kubectl_storage.render.fio_charts import ChartError, draw_fio_chart  # noqa: PLC0415 - runtime only
 
         try:
             draw_fio_chart(report, chart)

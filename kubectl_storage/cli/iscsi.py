@@ -71,11 +71,11 @@ def iscsi_command(
     report: dict[str, Any] | None
     if from_file:
         check_offline(nodes, selector, all_nodes, dry_run)
-        from kubectl_storage.operations.iscsi import iscsi_files  # noqa: PLC0415
+        from kubectl_storage.operations.iscsi import iscsi_files  # noqa: PLC0415 - runtime only
 
         report = iscsi_files(from_file, node_name)
     else:
-        from kubectl_storage.operations.iscsi import ISCSI_INSPECTION, iscsi_command  # noqa: PLC0415
+        from kubectl_storage.operations.iscsi import ISCSI_INSPECTION, iscsi_command  # noqa: PLC0415 - runtime only
 
         report = run_live(
             options,
@@ -94,8 +94,8 @@ def iscsi_command(
         )
         if report is None:
             return
-    from kubectl_storage.operations.iscsi import report_findings  # noqa: PLC0415
-    from kubectl_storage.render.iscsi import write_iscsi_table  # noqa: PLC0415
+    from kubectl_storage.operations.iscsi import report_findings  # noqa: PLC0415 - runtime only
+    from kubectl_storage.render.iscsi import write_iscsi_table  # noqa: PLC0415 - runtime only
 
     options.emit(report, write_iscsi_table)
     finish(report, report_findings(report), fail_on)

@@ -81,11 +81,11 @@ def mount_audit_command(
     report: dict[str, Any] | None
     if from_file:
         check_offline(nodes, selector, all_nodes, dry_run)
-        from kubectl_storage.operations.mount_audit import audit_files  # noqa: PLC0415
+        from kubectl_storage.operations.mount_audit import audit_files  # noqa: PLC0415 - runtime only
 
         report = audit_files(from_file, node_name, vendor)
     else:
-        from kubectl_storage.operations.mount_audit import (  # noqa: PLC0415
+        from kubectl_storage.operations.mount_audit import (  # noqa: PLC0415 - loaded when the command runs, not for its --help
             MOUNT_AUDIT_INSPECTION,
             mount_audit_command,
         )
@@ -107,8 +107,8 @@ def mount_audit_command(
         )
         if report is None:
             return
-    from kubectl_storage.operations.mount_audit import report_findings  # noqa: PLC0415
-    from kubectl_storage.render.mount_audit import write_mount_audit_table  # noqa: PLC0415
+    from kubectl_storage.operations.mount_audit import report_findings  # noqa: PLC0415 - runtime only
+    from kubectl_storage.render.mount_audit import write_mount_audit_table  # noqa: PLC0415 - runtime only
 
     options.emit(report, write_mount_audit_table)
     finish(report, report_findings(report), fail_on)

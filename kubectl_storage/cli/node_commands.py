@@ -93,7 +93,7 @@ def run_live(
     node_name: str | None,
 ) -> dict[str, Any] | None:
     """Run a node command through the pipeline; None after printing a --dry-run plan."""
-    from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415
+    from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415 - runtime only
 
     if node_name:
         raise UsageError("--node-name only goes with --from-file", "")
@@ -112,7 +112,7 @@ def run_live(
 
 def finish(report: dict[str, Any], findings: list[dict[str, Any]], fail_on: FailOn) -> None:
     """Exit 2 when no node could be inspected, 1 on findings at or above --fail-on."""
-    from kubectl_storage.core.report.findings import Severity  # noqa: PLC0415
+    from kubectl_storage.core.report.findings import Severity  # noqa: PLC0415 - runtime only
 
     nodes = report["nodes"]
     failed = [node for node in nodes if node["error"]]

@@ -61,14 +61,14 @@ def rbac_command(
 
         kubectl storage rbac mount-audit iscsi -o wide
     """
-    from kubectl_storage.core.rbac import (  # noqa: PLC0415
+    from kubectl_storage.core.rbac import (  # noqa: PLC0415 - loaded when the command runs, not for its --help
         Subject,
         UnknownCommandError,
         build_rbac_manifests,
         permission_rows,
         select_commands,
     )
-    from kubectl_storage.errors import UsageError  # noqa: PLC0415
+    from kubectl_storage.errors import UsageError  # noqa: PLC0415 - runtime only
 
     options = options_of(ctx)
     try:
@@ -96,12 +96,12 @@ def _write(
     rows: list[dict[str, str]],
     out: TextIO = sys.stdout,
 ) -> None:
-    from kubectl_storage.render.structured import write_json, write_yaml_documents  # noqa: PLC0415
+    from kubectl_storage.render.structured import write_json, write_yaml_documents  # noqa: PLC0415 - runtime only
 
     if fmt is OutputFormat.JSON:
         write_json({"apiVersion": "v1", "kind": "List", "items": manifests}, out)
     elif fmt is OutputFormat.WIDE:
-        from kubectl_storage.render.tables import write_table  # noqa: PLC0415
+        from kubectl_storage.render.tables import write_table  # noqa: PLC0415 - runtime only
 
         headers = ["command", "scope", "api group", "resources", "verbs", "why"]
         keys = ["command", "scope", "apiGroup", "resources", "verbs", "why"]

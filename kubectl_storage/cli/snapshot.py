@@ -87,11 +87,11 @@ def _pod_settings(
     timeout: float,
     keep: bool,
 ) -> PodSettings:
-    from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415
-    from kubectl_storage.core.k8s.manifests import (  # noqa: PLC0415
+    from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415 - runtime only
+    from kubectl_storage.core.k8s.manifests import (  # noqa: PLC0415 - loaded when the command runs, not for its --help
         PodIdentity,
     )
-    from kubectl_storage.operations.snapshot import PodSettings  # noqa: PLC0415
+    from kubectl_storage.operations.snapshot import PodSettings  # noqa: PLC0415 - runtime only
 
     placement = placement_from_flags(
         "snapshot", node=node, node_selector=node_selector, toleration=toleration
@@ -131,8 +131,8 @@ def list_command(
 
         kubectl storage snapshot list -n db -o json
     """
-    from kubectl_storage.operations.snapshot import list_snapshots  # noqa: PLC0415
-    from kubectl_storage.render.snapshot import write_snapshot_list_table  # noqa: PLC0415
+    from kubectl_storage.operations.snapshot import list_snapshots  # noqa: PLC0415 - runtime only
+    from kubectl_storage.render.snapshot import write_snapshot_list_table  # noqa: PLC0415 - runtime only
 
     options = options_of(ctx)
     namespace = options.resolved_namespace()
@@ -198,8 +198,8 @@ def check_command(
 
         kubectl storage snapshot check -s fast --snapshot-class fast-snaps --dry-run
     """
-    from kubectl_storage.operations.snapshot import CheckCommand, CheckRequest  # noqa: PLC0415
-    from kubectl_storage.render.snapshot import write_check_table  # noqa: PLC0415
+    from kubectl_storage.operations.snapshot import CheckCommand, CheckRequest  # noqa: PLC0415 - runtime only
+    from kubectl_storage.render.snapshot import write_check_table  # noqa: PLC0415 - runtime only
 
     options = options_of(ctx)
     pods = _pod_settings(
@@ -294,13 +294,13 @@ def browse_command(
 
         kubectl storage snapshot browse old-snap --storage-class fast --tree -o json
     """
-    from kubectl_storage.operations.snapshot import (  # noqa: PLC0415
+    from kubectl_storage.operations.snapshot import (  # noqa: PLC0415 - loaded when the command runs, not for its --help
         BrowseCommand,
         BrowseMode,
         BrowseRequest,
         SnapshotSource,
     )
-    from kubectl_storage.render.snapshot import write_listing_table  # noqa: PLC0415
+    from kubectl_storage.render.snapshot import write_listing_table  # noqa: PLC0415 - runtime only
 
     options = options_of(ctx)
     if tree and ls:
@@ -403,13 +403,13 @@ def cp_command(
 
         kubectl storage snapshot cp data-snap:/ ./whole-volume --force
     """
-    from kubectl_storage.core.snapshot.snapshots import parse_snapshot_ref  # noqa: PLC0415
-    from kubectl_storage.operations.snapshot import (  # noqa: PLC0415
+    from kubectl_storage.core.snapshot.snapshots import parse_snapshot_ref  # noqa: PLC0415 - runtime only
+    from kubectl_storage.operations.snapshot import (  # noqa: PLC0415 - loaded when the command runs, not for its --help
         CopyCommand,
         CopyRequest,
         SnapshotSource,
     )
-    from kubectl_storage.render.snapshot import write_copy_table  # noqa: PLC0415
+    from kubectl_storage.render.snapshot import write_copy_table  # noqa: PLC0415 - runtime only
 
     options = options_of(ctx)
     try:

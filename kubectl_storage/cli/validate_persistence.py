@@ -102,12 +102,12 @@ def validate_persistence_command(
 
         kubectl storage validate-persistence -s fast --dry-run
     """
-    from kubectl_storage.core.k8s.images import MYSQL_IMAGE, with_registry  # noqa: PLC0415
-    from kubectl_storage.operations.validate_persistence import (  # noqa: PLC0415
+    from kubectl_storage.core.k8s.images import MYSQL_IMAGE, with_registry  # noqa: PLC0415 - runtime only
+    from kubectl_storage.operations.validate_persistence import (  # noqa: PLC0415 - loaded when the command runs, not for its --help
         PersistenceCommand,
         PersistenceRequest,
     )
-    from kubectl_storage.render.validate_persistence import write_persistence_table  # noqa: PLC0415
+    from kubectl_storage.render.validate_persistence import write_persistence_table  # noqa: PLC0415 - runtime only
 
     options = options_of(ctx)
     placement = placement_from_flags(

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_storage.core.k8s.objects import (
+    dig,
     is_default_snapshot_class,
     is_default_storage_class,
     name_of,
@@ -160,9 +161,7 @@ def build_class_list(
                     fs_group_policy=str(
                         (d.get("spec") or {}).get("fsGroupPolicy", "ReadWriteOnceWithFSType")
                     ),
-                    lifecycle_modes=tuple(
-                        (d.get("spec") or {}).get("volumeLifecycleModes") or ["Persistent"]
-                    ),
+                    lifecycle_modes=tuple(dig(d, "spec", "volumeLifecycleModes") or ["Persistent"]),
                     pod_info_on_mount=bool((d.get("spec") or {}).get("podInfoOnMount", False)),
                 )
                 for d in csi_drivers

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -122,7 +123,6 @@ def parse_duration_s(text: str) -> float:
     Raises:
         ValueError: when the text is not a duration.
     """
-    import re  # noqa: PLC0415
 
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
     parts = re.findall(r"(\d+(?:\.\d+)?)([smhd])", text.strip())

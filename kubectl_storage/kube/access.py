@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kubectl_storage.core.k8s.kinds import NAMESPACE
+from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.errors import ForbiddenError, NotFoundError
 from kubectl_storage.kube.api import KubeApi
 
@@ -71,6 +72,6 @@ def pod_security_level(api: KubeApi, namespace: str) -> str:
             f'namespace "{namespace}" does not exist',
             "Create it (kubectl create namespace NAME) or choose another with -n.",
         )
-    labels = (ns.get("metadata") or {}).get("labels") or {}
+    labels = dig(ns, "metadata", "labels") or {}
     # Without a label the cluster-wide default applies; on most clusters that is privileged.
     return str(labels.get(ENFORCE_LABEL, "privileged"))

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from kubectl_storage.core.k8s.kinds import ResourceKind
+from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.errors import ClusterError, ForbiddenError, NotFoundError
 from kubectl_storage.kube.connection import Connection, describe_unreachable
 
@@ -133,7 +134,7 @@ class KubeApi:
                 },
             )
             items.extend(page.get("items") or [])
-            token = (page.get("metadata") or {}).get("continue")
+            token = dig(page, "metadata", "continue")
             if not token:
                 return items
 
@@ -141,7 +142,7 @@ class KubeApi:
         self, kind: ResourceKind, manifest: JsonDict, namespace: str | None = None
     ) -> JsonDict:
         """Create an object from a manifest dict."""
-        ns = self._ns(kind, namespace or (manifest.get("metadata") or {}).get("namespace"))
+        ns = self._ns(kind, namespace or dig(manifest, "metadata", "namespace"))
         created: JsonDict = self.request("POST", kind.collection_path(ns), body=manifest)
         return created
 

@@ -99,7 +99,7 @@ def connect(settings: ConnectionSettings) -> Connection:
         UsageError: no kubeconfig, an unknown context, or an unreadable file.
     """
     from kubernetes import client, config  # noqa: PLC0415 - heavy import, only for cluster commands
-    from kubernetes.config.config_exception import ConfigException  # noqa: PLC0415
+    from kubernetes.config.config_exception import ConfigException  # noqa: PLC0415 - runtime only
 
     paths = _kubeconfig_paths(settings)
     existing = [p for p in paths if Path(p).is_file()]

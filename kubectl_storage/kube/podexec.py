@@ -64,7 +64,7 @@ def open_exec(
         ClusterError: the API server is unreachable or refused the exec (404, 403, …).
     """
     from kubernetes.client import ApiClient, CoreV1Api  # noqa: PLC0415 - heavy, only when needed
-    from kubernetes.stream import stream  # noqa: PLC0415
+    from kubernetes.stream import stream  # noqa: PLC0415 - runtime only
 
     # kubernetes.stream.stream() swaps call_api on the client it is given while it connects;
     # a client of its own keeps concurrent requests from other threads (fan-out) intact.
@@ -90,7 +90,7 @@ def open_exec(
         status = getattr(exc, "status", None)
         if not status:
             raise describe_unreachable(api.connection, exc) from exc
-        from kubectl_storage.kube.api import _api_error  # noqa: PLC0415
+        from kubectl_storage.kube.api import _api_error  # noqa: PLC0415 - runtime only
 
         raise _api_error(int(status), str(getattr(exc, "body", "") or exc), "EXEC", pod) from exc
 

@@ -180,7 +180,7 @@ def exec_interactive(
     connection ended without one.
     """
     import termios  # noqa: PLC0415 - POSIX only, and only for browse
-    import tty  # noqa: PLC0415
+    import tty  # noqa: PLC0415 - POSIX-only module, needed for an interactive shell
 
     client = _open(
         api, pod, command, namespace=namespace, container=container, stdin=True, tty=True

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 
 from kubectl_storage.core.k8s.kinds import ResourceKind
+from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.errors import ClusterError, StorageToolError, WaitTimeoutError
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.events import events_for
@@ -85,7 +86,7 @@ def pod_running(role: str) -> Predicate:
                 "Run with --keep and inspect the pod (kubectl describe pod).",
             )
         for cs in status.get("containerStatuses") or []:
-            waiting = (cs.get("state") or {}).get("waiting") or {}
+            waiting = dig(cs, "state", "waiting") or {}
             if waiting.get("reason") in _IMAGE_PULL_FAILURES:
                 reason = waiting.get("message") or waiting["reason"]
                 raise ClusterError(

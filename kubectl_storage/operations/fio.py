@@ -9,6 +9,7 @@ class's objects → next class. Nothing is created until every check has passed.
 from __future__ import annotations
 
 import logging
+import re
 import shutil
 import subprocess
 import tempfile
@@ -433,7 +434,6 @@ def _pending_hint(namespace: str, target: str) -> str:
 
 def _expected_seconds(job_text: str) -> float:
     """A generous upper bound of fio's runtime from runtime/ramp_time (for exec timeouts)."""
-    import re  # noqa: PLC0415
 
     runtimes = [int(m) for m in re.findall(r"^\s*runtime\s*=\s*(\d+)", job_text, re.M)]
     ramps = [int(m) for m in re.findall(r"^\s*ramp_time\s*=\s*(\d+)", job_text, re.M)]

@@ -48,6 +48,7 @@ from kubectl_storage.core.iscsi.sessions import (
     parse_iscsiadm_session_detail,
     scsi_device_states,
 )
+from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.core.nodes.collect import ABSENT_MARKER, ISCSI_SECTIONS, parse_tools_section
 from kubectl_storage.core.nodes.kubelet_paths import VolumeOwner
 from kubectl_storage.core.nodes.mounts import (
@@ -492,23 +493,22 @@ def _runs_trident(node: str, objects: VolumeObjects) -> bool:
         for container in spec.get("containers") or []:
             if "trident" in str(container.get("image", "")):
                 return True
-        namespace = (pod.get("metadata") or {}).get("namespace")
+        namespace = dig(pod, "metadata", "namespace")
         for volume in spec.get("volumes") or []:
-            claim = (volume.get("persistentVolumeClaim") or {}).get("claimName")
+            claim = dig(volume, "persistentVolumeClaim", "claimName")
             if claim:
                 claims.add((namespace, claim))
     if not claims:
         return False
     volumes = {
-        (pvc.get("spec") or {}).get("volumeName")
+        dig(pvc, "spec", "volumeName")
         for pvc in objects.pvcs
-        if ((pvc.get("metadata") or {}).get("namespace"), (pvc.get("metadata") or {}).get("name"))
-        in claims
+        if (dig(pvc, "metadata", "namespace"), dig(pvc, "metadata", "name")) in claims
     }
     return any(
-        ((pv.get("spec") or {}).get("csi") or {}).get("driver") == TRIDENT_CSI_DRIVER
+        dig(pv, "spec", "csi", "driver") == TRIDENT_CSI_DRIVER
         for pv in objects.pvs
-        if (pv.get("metadata") or {}).get("name") in volumes
+        if dig(pv, "metadata", "name") in volumes
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.labels import object_name, with_run_labels
 from kubectl_storage.core.k8s.manifests import Manifest, build_node_inspection_pod
+from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.core.nodes.collect import collection_script, split_sections
 from kubectl_storage.errors import NotFoundError, StorageToolError, UsageError
 from kubectl_storage.kube.api import JsonDict, KubeApi
@@ -121,7 +122,7 @@ def select_nodes(api: KubeApi, request: InspectionRequest) -> list[JsonDict]:
 
 def node_not_ready_reason(node: JsonDict) -> str | None:
     """Why a node cannot run our pod, or None when it is Ready and schedulable enough."""
-    for condition in (node.get("status") or {}).get("conditions") or []:
+    for condition in dig(node, "status", "conditions") or []:
         if condition.get("type") == "Ready" and condition.get("status") != "True":
             return f"node NotReady ({condition.get('reason') or condition.get('status')})"
     return None

@@ -22,6 +22,7 @@ from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.images import MYSQL_IMAGE
 from kubectl_storage.core.k8s.labels import object_name, with_run_labels
 from kubectl_storage.core.k8s.manifests import Manifest, PodPlacement
+from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.core.k8s.quantities import Size, format_bytes
 from kubectl_storage.core.rbac import Condition
 from kubectl_storage.core.validate_persistence.mysql import (
@@ -462,7 +463,7 @@ class _Run:
 
     def restart(self, state: _State) -> PhaseResult:
         pod = self.get_pod() or {}
-        uid, node = _uid(pod), (pod.get("spec") or {}).get("nodeName")
+        uid, node = _uid(pod), dig(pod, "spec", "nodeName")
         self.step(f"restart: deleting pod {self.pod} gracefully")
         started = time.monotonic()
         self.api.delete(kinds.POD, self.pod, self.ns)
@@ -479,7 +480,7 @@ class _Run:
 
     def crash(self, state: _State) -> tuple[PhaseResult, _State]:
         pod = self.get_pod() or {}
-        node = (pod.get("spec") or {}).get("nodeName")
+        node = dig(pod, "spec", "nodeName")
         first_writer_id = state.max_id + 1
         self.step(
             f"crash: writer running (one committed INSERT at a time); mysqld is SIGKILLed "
@@ -546,7 +547,7 @@ class _Run:
 
     def reschedule(self, state: _State, nodes: tuple[str, ...]) -> PhaseResult:
         pod = self.get_pod() or {}
-        uid, node = _uid(pod), (pod.get("spec") or {}).get("nodeName")
+        uid, node = _uid(pod), dig(pod, "spec", "nodeName")
         others = [n for n in nodes if n != node]
         if not node or not others:
             return PhaseResult(
@@ -558,7 +559,7 @@ class _Run:
             kinds.STATEFULSET, self.deployment.name, avoid_node_patch(node), self.ns
         )
         self.wait_pod(
-            lambda p: _uid(p) != uid and (p.get("spec") or {}).get("nodeName") not in (None, node),
+            lambda p: _uid(p) != uid and dig(p, "spec", "nodeName") not in (None, node),
             f"Running on a node other than {node}",
         )
         ready_s = self.wait_answering(started)
@@ -660,7 +661,8 @@ def _run_phase(
 
 
 def _uid(pod: JsonDict) -> str | None:
-    return (pod.get("metadata") or {}).get("uid")
+    uid = dig(pod, "metadata", "uid")
+    return str(uid) if uid else None
 
 
 def _running(pod: JsonDict) -> bool:
@@ -674,11 +676,11 @@ def _running(pod: JsonDict) -> bool:
 
 def _server_failure(pod: JsonDict) -> str:
     """The server's last log lines when it keeps crashing on its own ('' when it does not)."""
-    for cs in (pod.get("status") or {}).get("containerStatuses") or []:
+    for cs in dig(pod, "status", "containerStatuses") or []:
         if cs.get("name") != MYSQL_CONTAINER:
             continue
-        waiting = (cs.get("state") or {}).get("waiting") or {}
-        last = (cs.get("lastState") or {}).get("terminated") or {}
+        waiting = dig(cs, "state", "waiting") or {}
+        last = dig(cs, "lastState", "terminated") or {}
         if waiting.get("reason") == "CrashLoopBackOff" and last.get("exitCode") not in (
             _EXPECTED_EXITS
         ):

@@ -107,8 +107,8 @@ def build_fio_figure(report: Mapping[str, Any]) -> Figure:
         ChartError: when no job in the report moved any data.
     """
     # Lazy: importing matplotlib costs start-up time every other command would pay.
-    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
-    from matplotlib.figure import Figure  # noqa: PLC0415
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415 - runtime only
+    from matplotlib.figure import Figure  # noqa: PLC0415 - runtime only
 
     bars = _collect_bars(report)
     if not bars:

@@ -69,11 +69,5 @@ def with_run_labels(manifest: Mapping[str, Any], run_id: str, command: str) -> d
     return labelled
 
 
-def carries_run_labels(manifest: Mapping[str, Any], run_id: str) -> bool:
-    """Whether the object is labelled as created by run ``run_id``."""
-    labels = (manifest.get("metadata") or {}).get("labels") or {}
-    return labels.get(MANAGED_BY) == MANAGED_BY_VALUE and labels.get(RUN_ID) == run_id
-
-
 def _add(meta: dict[str, Any], labels: Mapping[str, str]) -> None:
     meta.setdefault("labels", {}).update(labels)

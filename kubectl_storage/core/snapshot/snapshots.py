@@ -27,6 +27,7 @@ from typing import Any
 
 from kubectl_storage.core.k8s.objects import (
     DEFAULT_VSC_ANNOTATION,
+    dig,
     is_default_snapshot_class,
     is_default_storage_class,
     name_of,
@@ -180,7 +181,7 @@ def snapshot_settled(snapshot: Obj) -> bool:
     if _meta(snapshot).get("deletionTimestamp"):
         return True
     status = _status(snapshot)
-    return status.get("readyToUse") is True or bool((status.get("error") or {}).get("message"))
+    return status.get("readyToUse") is True or bool(dig(status, "error", "message"))
 
 
 def content_name_of(snapshot: Obj) -> str | None:

@@ -26,6 +26,7 @@ from enum import StrEnum
 from typing import Any
 
 from kubectl_storage.core.k8s.manifests import Manifest, PodPlacement, Toleration, build_pvc
+from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.core.report.envelope import report_envelope
 
 DATABASE = "testdb"
@@ -318,7 +319,7 @@ def schedulable_nodes(nodes: Iterable[Mapping[str, Any]], placement: PodPlacemen
         spec = node.get("spec") or {}
         if spec.get("unschedulable"):
             continue
-        conditions = (node.get("status") or {}).get("conditions") or []
+        conditions = dig(node, "status", "conditions") or []
         if not any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
             continue
         labels = meta.get("labels") or {}

@@ -13,6 +13,7 @@ from kubectl_storage.core.k8s.manifests import (
     PodIdentity,
     PodPlacement,
 )
+from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.core.k8s.quantities import Size
 from kubectl_storage.core.snapshot.snapshots import (
     SnapshotChoiceError,
@@ -68,9 +69,7 @@ class SnapshotSource:
 def storage_class_named(api: KubeApi, name: str) -> JsonDict:
     storage_class = api.get_or_none(kinds.STORAGE_CLASS, name)
     if storage_class is None:
-        existing = sorted(
-            str((sc.get("metadata") or {}).get("name")) for sc in api.list(kinds.STORAGE_CLASS)
-        )
+        existing = sorted(str(dig(sc, "metadata", "name")) for sc in api.list(kinds.STORAGE_CLASS))
         raise NotFoundError(
             f"StorageClass {name} does not exist",
             "Available: "
@@ -126,7 +125,7 @@ def wait_snapshot_ready(api: KubeApi, name: str, namespace: str, timeout_s: floa
 
     def ready(snapshot: JsonDict) -> bool:
         status = snapshot.get("status") or {}
-        message = (status.get("error") or {}).get("message")
+        message = dig(status, "error", "message")
         if message and message not in reported:
             reported.add(message)
             log.warning("VolumeSnapshot %s: %s (still waiting)", name, message)

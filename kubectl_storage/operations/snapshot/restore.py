@@ -14,6 +14,7 @@ from kubectl_storage.core.k8s.manifests import (
     build_pvc,
     build_workload_pod,
 )
+from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.core.rbac import Condition
 from kubectl_storage.core.snapshot.snapshots import (
     SNAPSHOT_MOUNT,
@@ -187,7 +188,7 @@ def _plan_from_snapshot(api: KubeApi, plan: RestorePlan) -> RestorePlan:
             f'VolumeSnapshot "{name}" does not exist in namespace {source.namespace}',
             f"kubectl storage snapshot list -n {source.namespace} shows the snapshots there.",
         )
-    if (snapshot.get("metadata") or {}).get("deletionTimestamp"):
+    if dig(snapshot, "metadata", "deletionTimestamp"):
         raise UsageError(f"VolumeSnapshot {name} is being deleted", "")
     content = get_optional(api, kinds.VOLUME_SNAPSHOT_CONTENT, content_name_of(snapshot))
     spec = snapshot.get("spec") or {}
@@ -195,7 +196,7 @@ def _plan_from_snapshot(api: KubeApi, plan: RestorePlan) -> RestorePlan:
     if not driver and spec.get("volumeSnapshotClassName"):
         vsc = get_optional(api, kinds.VOLUME_SNAPSHOT_CLASS, spec["volumeSnapshotClassName"])
         driver = (vsc or {}).get("driver")
-    pvc_name = (spec.get("source") or {}).get("persistentVolumeClaimName")
+    pvc_name = dig(spec, "source", "persistentVolumeClaimName")
     source_pvc = api.get_or_none(kinds.PVC, pvc_name, source.namespace) if pvc_name else None
     restore_class = choose_restore_class(
         snapshot_name=name,
@@ -205,7 +206,7 @@ def _plan_from_snapshot(api: KubeApi, plan: RestorePlan) -> RestorePlan:
         given=source.storage_class,
     )
     plan = replace(plan, restore_class=restore_class)
-    if (snapshot.get("status") or {}).get("readyToUse") is not True:
+    if dig(snapshot, "status", "readyToUse") is not True:
         return plan  # the size is decided once it is ready
     size, reason = choose_restore_size(
         snapshot=snapshot,
@@ -225,13 +226,13 @@ def _plan_from_pvc(api: KubeApi, plan: RestorePlan) -> RestorePlan:
             f'PVC "{pvc_name}" does not exist in namespace {source.namespace}',
             "Check the name and the namespace (-n).",
         )
-    phase = (pvc.get("status") or {}).get("phase")
+    phase = dig(pvc, "status", "phase")
     if phase != "Bound":
         raise UsageError(
             f"PVC {pvc_name} is {phase or 'not bound'}; only a bound PVC can be snapshotted",
             "Wait until it is Bound (a WaitForFirstConsumer claim binds when a pod uses it).",
         )
-    class_name = (pvc.get("spec") or {}).get("storageClassName")
+    class_name = dig(pvc, "spec", "storageClassName")
     if not class_name:
         raise UsageError(
             f"PVC {pvc_name} has no StorageClass, so no snapshot class can be told",
