@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -12,6 +13,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+# A background job of a non-interactive shell starts with SIGINT ignored, and children inherit
+# that: the interrupt tests would then send Ctrl-C to commands that cannot hear it. Tests run
+# with Ctrl-C working, as a user's terminal has it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "fixtures"

@@ -47,8 +47,10 @@ def test_cleanup_waits_until_the_object_has_settled(api, cluster, namespace, cap
 
     def finish_later() -> None:
         time.sleep(2)
-        api.patch_merge(kinds.CONFIGMAP, "half-made", {"data": {"state": "done"}}, namespace)
+        # Taken before the patch is sent: the scope may see it and delete before patch_merge
+        # returns here.
         settled_at["t"] = time.monotonic()
+        api.patch_merge(kinds.CONFIGMAP, "half-made", {"data": {"state": "done"}}, namespace)
 
     original_delete = api.delete
 
