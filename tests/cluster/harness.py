@@ -745,6 +745,10 @@ def control_plane() -> list[Component]:
                 f"--kubeconfig={ADMIN_KUBECONFIG}",
                 "--leader-elect=false",
                 "--bind-address=127.0.0.1",
+                # Seen here about once per CI run: a pod whose claim was provisioned and bound
+                # stayed in the scheduler's unschedulable queue for the default 5 minutes (the
+                # bind event did not requeue it), so a 300 s wait timed out. Retry it sooner.
+                "--pod-max-in-unschedulable-pods-duration=15s",
                 "--v=1",
             ],
         ),
