@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from kubectl_storage.core.iscsi.iscsid_conf import (
@@ -43,7 +42,7 @@ from kubectl_storage.core.iscsi.multipath_conf import MultipathConf
 from kubectl_storage.core.iscsi.sanlun import SanlunLun
 from kubectl_storage.core.iscsi.sessions import IscsiNodeRecord, IscsiSession
 from kubectl_storage.core.iscsi.vendors import ARRAYS, ArrayVendor, array_for
-from kubectl_storage.core.report.findings import Finding, Severity
+from kubectl_storage.core.report.findings import Finding, RuleSpec, Severity
 
 __all__ = [
     "RULES",
@@ -100,25 +99,6 @@ SOURCES: dict[str, str] = {
     "(https://docs.netapp.com/us-en/ontap-sanhost/hu-luhu-sanlun-utility.html): host path state "
     "up/down, path type primary (the node owning the LUN) or secondary (its HA partner)",
 }
-
-
-@dataclass(frozen=True)
-class RuleSpec:
-    """One catalogue entry: the rule id, its documented severity, what it checks, its sources."""
-
-    id: str
-    severity: str
-    title: str
-    sources: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape: id, severity, title, sources (key and reference)."""
-        return {
-            "id": self.id,
-            "severity": self.severity,
-            "title": self.title,
-            "sources": [{"key": key, "ref": SOURCES[key]} for key in self.sources.split()],
-        }
 
 
 #: The iSCSI / multipath rule catalogue (rules.md B.3 with this project's changes).
@@ -211,7 +191,7 @@ RULES: dict[str, RuleSpec] = {
 
 def rule_catalogue() -> list[dict[str, Any]]:
     """Every iSCSI/multipath rule with its severity, title and resolved sources (JSON shape)."""
-    return [spec.to_dict() for spec in RULES.values()]
+    return [spec.to_dict(SOURCES) for spec in RULES.values()]
 
 
 def _source(*keys: str) -> str:

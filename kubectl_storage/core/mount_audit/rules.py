@@ -47,7 +47,7 @@ from kubectl_storage.core.mount_audit.vendors import (
 )
 from kubectl_storage.core.nodes.kubelet_paths import VolumeContext
 from kubectl_storage.core.nodes.mounts import MountEntry, OptionValue, options_from_list
-from kubectl_storage.core.report.findings import Finding, Severity
+from kubectl_storage.core.report.findings import Finding, RuleSpec, Severity
 
 __all__ = [
     "PROFILES",
@@ -139,25 +139,6 @@ SOURCE_REFS: dict[str, str] = {
     "parameter tier)",
     "T1": "NetAppDocs/trident trident-reference/objects.adoc (StorageClass attribute backendType)",
 }
-
-
-@dataclass(frozen=True)
-class RuleSpec:
-    """One catalogue entry: the rule id, its documented severity, what it checks, its sources."""
-
-    id: str
-    severity: str
-    title: str
-    sources: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape: id, severity, title, sources (key and reference)."""
-        return {
-            "id": self.id,
-            "severity": self.severity,
-            "title": self.title,
-            "sources": [{"key": key, "ref": SOURCE_REFS[key]} for key in self.sources.split()],
-        }
 
 
 #: The NFS rule catalogue (rules.md A.1, with this project's changes): what each rule checks and
@@ -253,7 +234,7 @@ RULES: dict[str, RuleSpec] = {
 
 def rule_catalogue() -> list[dict[str, Any]]:
     """Every NFS rule with its severity, title and resolved sources (JSON shape)."""
-    return [spec.to_dict() for spec in RULES.values()]
+    return [spec.to_dict(SOURCE_REFS) for spec in RULES.values()]
 
 
 # Options that never reach the kernel (mount(8), mount.nfs(8) and fstab options, S8) or that the

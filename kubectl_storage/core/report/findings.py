@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 
 class Severity(StrEnum):
@@ -49,3 +51,23 @@ class FailOn(StrEnum):
 
     WARN = "warn"
     ERROR = "error"
+
+
+@dataclass(frozen=True)
+class RuleSpec:
+    """One catalogue entry: the rule id, its documented severity, what it checks, its sources
+    (space-separated keys of the catalogue's source table)."""
+
+    id: str
+    severity: str
+    title: str
+    sources: str
+
+    def to_dict(self, refs: Mapping[str, str]) -> dict[str, Any]:
+        """JSON shape: id, severity, title, sources (key and the reference ``refs`` gives)."""
+        return {
+            "id": self.id,
+            "severity": self.severity,
+            "title": self.title,
+            "sources": [{"key": key, "ref": refs[key]} for key in self.sources.split()],
+        }
