@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -30,6 +30,9 @@ from kubectl_storage.core.k8s.manifests import VolumeMode
 from kubectl_storage.core.k8s.quantities import Size
 from kubectl_storage.errors import FindingsError, UsageError
 from kubectl_storage.exit_codes import ExitCode
+
+if TYPE_CHECKING:
+    from kubectl_storage.core.fio.report import FioReport
 
 
 def fio_command(
@@ -140,7 +143,7 @@ def fio_command(
         if chart.suffix.lower() not in (".png", ".svg"):
             raise UsageError(f"--chart {chart}: use a .png or .svg file name", "")
     if from_json is not None:
-        report = _load_report(from_json)
+        report = _load_report(from_json, "--from-json")
         _finish(options, report, chart, baseline, threshold)
         return
     placement = placement_from_flags(
@@ -188,7 +191,9 @@ def _parse_percent(text: str) -> float:
     return value
 
 
-def _load_report(path: Path) -> dict[str, Any]:
+def _load_report(path: Path, flag: str) -> FioReport:
+    """A saved FioReport, or raw fio JSON output made into one."""
+    from kubectl_storage.core.fio.report import FioReport, FioReportError  # noqa: PLC0415 - runtime only
     from kubectl_storage.core.fio.results import FioOutputError, parse_fio_output  # noqa: PLC0415 - runtime only
     from kubectl_storage.core.fio.stats import build_fio_report  # noqa: PLC0415 - runtime only
 
@@ -198,10 +203,13 @@ def _load_report(path: Path) -> dict[str, Any]:
         raise UsageError(f"cannot read {path}: {exc.strerror}", "") from exc
     try:
         document = json.loads(text)
-        if isinstance(document, dict) and document.get("kind") == "FioReport":
-            return document
     except ValueError:
-        pass  # raw fio output with text around it: handled below
+        document = None  # raw fio output with text around it: handled below
+    if isinstance(document, dict) and "kind" in document:
+        try:
+            return FioReport.from_dict(document)
+        except FioReportError as exc:
+            raise UsageError(f"{flag} {path}: {exc}", "") from exc
     try:
         result = parse_fio_output(text)
     except FioOutputError as exc:
@@ -209,27 +217,26 @@ def _load_report(path: Path) -> dict[str, Any]:
             f"{path} is neither a FioReport nor fio JSON output: {exc}",
             "Give a file saved with `kubectl storage fio -o json` or `fio --output-format=json`.",
         ) from exc
-    return build_fio_report({path.stem: [result]}, profile="from-file", extra={"source": str(path)})
+    return build_fio_report(
+        {path.stem: [result]}, profile="from-file", context={"source": str(path)}
+    )
 
 
 def _finish(
     options: GlobalOptions,
-    report: dict[str, Any],
+    report: FioReport,
     chart: Path | None,
     baseline: Path | None,
     threshold: float,
 ) -> None:
-    from kubectl_storage.core.fio.stats import BaselineError, compare_with_baseline  # noqa: PLC0415 - runtime only
+    from kubectl_storage.core.fio.stats import compare_with_baseline  # noqa: PLC0415 - runtime only
     from kubectl_storage.render.fio import write_fio_table  # noqa: PLC0415 - runtime only
 
-    comparison = None
     if baseline is not None:
-        saved = _load_report(baseline)
-        try:
-            comparison = compare_with_baseline(report, saved, max_regression_percent=threshold)
-        except BaselineError as exc:
-            raise UsageError(f"--baseline {baseline}: {exc}", "") from exc
-        report["baseline"] = comparison.to_dict()
+        saved = _load_report(baseline, "--baseline")
+        report = report.with_baseline(
+            compare_with_baseline(report, saved, max_regression_percent=threshold)
+        )
     options.emit(report, write_fio_table)
     if chart is not None:
         from kubectl_storage.render.fio_charts import ChartError, draw_fio_chart  # noqa: PLC0415 - runtime only
@@ -238,13 +245,7 @@ def _finish(
             draw_fio_chart(report, chart)
         except ChartError as exc:
             raise UsageError(f"--chart {chart}: {exc}", "Use a .png or .svg file name.") from exc
-    failed_jobs = [
-        f"{r.get('storage_class')}/{j.get('name')}"
-        for r in report.get("results") or []
-        for j in r.get("jobs") or []
-        if j.get("error")
-    ]
-    if failed_jobs:
-        raise FindingsError(f"fio reported errors in {', '.join(failed_jobs)}", "")
-    if comparison is not None and comparison.failed:
+    if report.failed_jobs:
+        raise FindingsError(f"fio reported errors in {', '.join(report.failed_jobs)}", "")
+    if report.baseline is not None and report.baseline.failed:
         raise typer.Exit(ExitCode.FINDINGS)

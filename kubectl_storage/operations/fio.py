@@ -29,6 +29,7 @@ from kubectl_storage.core.fio.jobs import (
     render_profile,
     validate_job_text,
 )
+from kubectl_storage.core.fio.report import FioReport
 from kubectl_storage.core.fio.results import FioOutputError, FioResult, parse_fio_output
 from kubectl_storage.core.fio.stats import build_fio_report
 from kubectl_storage.core.k8s import kinds
@@ -47,7 +48,7 @@ from kubectl_storage.core.k8s.quantities import Size, format_bytes, parse_size_b
 from kubectl_storage.core.rbac import Condition
 from kubectl_storage.core.report.findings import Severity
 from kubectl_storage.errors import ClusterError, FindingsError, UsageError
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.podexec import exec_in_pod, preload_exec_support
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.kube.waits import pod_running, wait_for
@@ -290,7 +291,7 @@ class FioCommand:
         """See :func:`plan_fio`."""
         return plan_fio(request, facts, run_id)
 
-    def run(self, api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) -> JsonDict:
+    def run(self, api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) -> FioReport:
         """See :func:`run_fio`."""
         return run_fio(api, plan, scope, progress)
 
@@ -307,8 +308,8 @@ class ClassRun:
     stderr: str = ""
 
 
-def run_fio(api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) -> JsonDict:
-    """Create the plan's objects class by class, run fio, and return the FioReport dict."""
+def run_fio(api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) -> FioReport:
+    """Create the plan's objects class by class, run fio, and return the report."""
     request = plan.request
     if request.pvc:
         log.warning(
@@ -333,7 +334,7 @@ def run_fio(api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) ->
     else:
         for target in targets:
             runs[target] = _run_target(api, scope, plan, target, progress, None)
-    extra = {
+    context = {
         "namespace": plan.namespace,
         "size": request.size.text if not request.pvc else None,
         "pvc": request.pvc,
@@ -343,7 +344,7 @@ def run_fio(api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) ->
     return build_fio_report(
         {t: r.results for t, r in runs.items()},
         profile=request.profile if not request.job_file else "custom",
-        extra={k: v for k, v in extra.items() if v is not None},
+        context={k: v for k, v in context.items() if v is not None},
         stderr={t: r.stderr for t, r in runs.items()},
     )
 

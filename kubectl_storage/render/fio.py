@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, TextIO
+from collections.abc import Sequence
+from typing import TextIO
 
+from kubectl_storage.core.fio.report import FioClassResult, FioJobSummary, FioReport
 from kubectl_storage.core.fio.stats import compare_classes
 from kubectl_storage.render.tables import write_table
 
@@ -55,15 +57,11 @@ def _fmt_lat(value: float | None) -> str:
     return f"{value / 1000:.2f}ms" if value >= 1000 else f"{value:.0f}µs"
 
 
-def _did(job: dict[str, Any], side: str) -> bool:
-    return bool(job.get(f"{side}_iops"))
-
-
-def class_verdict(storage_class: str, jobs: list[dict[str, Any]]) -> str:
+def class_verdict(storage_class: str, jobs: Sequence[FioJobSummary]) -> str:
     """One line a person can quote: peaks, best tail latency, fio errors."""
 
     def measured(key: str) -> list[float]:
-        return [float(j[key]) for j in jobs if j.get(key)]
+        return [value for job in jobs if (value := job.value(key))]
 
     def peak(key: str) -> float | None:
         return max(measured(key), default=None)
@@ -80,96 +78,93 @@ def class_verdict(storage_class: str, jobs: list[dict[str, Any]]) -> str:
         p99 = lowest(f"{side}_clat_p99_us")
         if p99:
             parts.append(f"best {side} p99 {_fmt_lat(p99)}")
-    errors = [j["name"] for j in jobs if j.get("error")]
+    errors = [job.name for job in jobs if job.error]
     parts.append(f"fio errors in {', '.join(errors)}" if errors else "no fio errors")
     return f"{storage_class}: " + "; ".join(parts)
 
 
-def _write_trust(result: dict[str, Any], out: TextIO) -> None:
+def _write_trust(result: FioClassResult, out: TextIO) -> None:
     """The class's confidence line, then each guard note (what may make the numbers lie)."""
-    confidence = result.get("confidence")
-    if confidence:
-        out.write(f"confidence: {confidence}\n")
-    etcd = result.get("etcd")
-    if etcd:
-        p99 = _fmt_lat(etcd.get("fdatasync_p99_us"))
+    if result.confidence:
+        out.write(f"confidence: {result.confidence}\n")
+    etcd = result.etcd
+    if etcd is not None:
         out.write(
-            f"etcd: {etcd.get('verdict', 'unknown').upper()} (fdatasync p99 {p99}, "
-            f"guidance {_fmt_lat(etcd.get('limit_us'))})\n"
+            f"etcd: {etcd.verdict.upper()} (fdatasync p99 {_fmt_lat(etcd.fdatasync_p99_us)}, "
+            f"guidance {_fmt_lat(etcd.limit_us)})\n"
         )
-    for note in result.get("notes") or []:
-        job = f" {note['job']}" if note.get("job") else ""
-        out.write(f"  {str(note.get('severity', 'info')).upper():5} {note.get('id')}{job}: ")
-        out.write(f"{note.get('message')}\n")
-        if note.get("fix"):
-            out.write(f"        fix: {note['fix']}\n")
+    for note in result.notes:
+        job = f" {note.job}" if note.job else ""
+        out.write(f"  {note.severity.value.upper():5} {note.id}{job}: {note.message}\n")
+        if note.fix:
+            out.write(f"        fix: {note.fix}\n")
 
 
-def write_fio_table(report: dict[str, Any], out: TextIO, wide: bool = False) -> None:
+def _job_row(job: FioJobSummary, wide: bool) -> list[str]:
+    row = [job.name]
+    for side in ("read", "write"):
+        if not job.did(side):
+            row += ["-"] * (7 if wide else 4)
+            continue
+        row += [
+            _num(job.value(f"{side}_iops"), job.stddev(f"{side}_iops")),
+            _num(job.value(f"{side}_bw_kib_s"), job.stddev(f"{side}_bw_kib_s"), 1024, 1),
+            _fmt_lat(job.value(f"{side}_clat_mean_us")),
+            _fmt_lat(job.value(f"{side}_clat_p99_us")),
+        ]
+        if wide:
+            row += [
+                _fmt_lat(job.value(f"{side}_clat_p50_us")),
+                _fmt_lat(job.value(f"{side}_clat_p95_us")),
+                _fmt_lat(job.value(f"{side}_clat_p99_9_us")),
+            ]
+    return row
+
+
+def write_fio_table(report: FioReport, out: TextIO, wide: bool = False) -> None:
     """Per-class tables, verdicts, a comparison across classes, and the baseline check."""
-    header = f"profile {report.get('profile')}, fio {report.get('fio_version')}"
-    if report.get("size"):
-        header += f", volume {report['size']}"
-    if report.get("repeats", 1) > 1:
-        header += f", mean ± stddev of {report['repeats']} runs"
-    for result in report.get("results") or []:
-        jobs = result.get("jobs") or []
-        rows = []
-        for job in jobs:
-            row = [job.get("name")]
-            for side in ("read", "write"):
-                if _did(job, side):
-                    row += [
-                        _num(job.get(f"{side}_iops"), job.get(f"{side}_iops_stddev")),
-                        _num(
-                            job.get(f"{side}_bw_kib_s"), job.get(f"{side}_bw_kib_s_stddev"), 1024, 1
-                        ),
-                        _fmt_lat(job.get(f"{side}_clat_mean_us")),
-                        _fmt_lat(job.get(f"{side}_clat_p99_us")),
-                    ]
-                    if wide:
-                        row += [
-                            _fmt_lat(job.get(f"{side}_clat_p50_us")),
-                            _fmt_lat(job.get(f"{side}_clat_p95_us")),
-                            _fmt_lat(job.get(f"{side}_clat_p99_9_us")),
-                        ]
-                else:
-                    row += ["-"] * (7 if wide else 4)
-            rows.append(row)
-        headers = ["job"]
-        for side in ("read", "write"):
-            headers += [f"{side} iops", f"{side} MiB/s", f"{side} lat mean", f"{side} lat p99"]
-            if wide:
-                headers += [f"{side} p50", f"{side} p95", f"{side} p99.9"]
-        write_table(
-            rows, headers, out, title=f"StorageClass {result.get('storage_class')} ({header})"
-        )
-        out.write(class_verdict(str(result.get("storage_class")), jobs) + "\n")
+    header = f"profile {report.profile}, fio {_version_text(report.fio_version)}"
+    if report.context.get("size"):
+        header += f", volume {report.context['size']}"
+    if report.repeats > 1:
+        header += f", mean ± stddev of {report.repeats} runs"
+    headers = ["job"]
+    for side in ("read", "write"):
+        headers += [f"{side} iops", f"{side} MiB/s", f"{side} lat mean", f"{side} lat p99"]
+        if wide:
+            headers += [f"{side} p50", f"{side} p95", f"{side} p99.9"]
+    for result in report.results:
+        rows = [_job_row(job, wide) for job in result.jobs]
+        write_table(rows, headers, out, title=f"StorageClass {result.storage_class} ({header})")
+        out.write(class_verdict(result.storage_class, result.jobs) + "\n")
         _write_trust(result, out)
         out.write("\n")
 
-    if len(report.get("results") or []) > 1:
+    if len(report.results) > 1:
         comparison = []
         for crow in compare_classes(report, metrics=TABLE_COMPARED_METRICS):
             cells = [crow.job, _METRIC_LABELS[crow.metric]]
             cells += [_metric_text(crow.metric, v.mean, v.stddev) for v in crow.values]
             cells.append(crow.best_class or "-")
             comparison.append(cells)
-        classes = [str(r.get("storage_class")) for r in report["results"]]
+        classes = [result.storage_class for result in report.results]
         write_table(comparison, ["job", "metric", *classes, "best"], out, title="Comparison")
         out.write("\n")
 
-    baseline = report.get("baseline")
-    if baseline:
-        regressions = [d for d in baseline.get("deltas", []) if d.get("regressed")]
+    baseline = report.baseline
+    if baseline is not None:
         out.write(
-            f"Baseline: {baseline.get('verdict')} (max regression "
-            f"{baseline.get('max_regression_percent')}%)\n"
+            f"Baseline: {baseline.verdict} (max regression {baseline.max_regression_percent}%)\n"
         )
-        for delta in regressions:
+        for delta in baseline.regressions:
             out.write(
-                f"  {delta.get('storage_class')}/{delta.get('job')} {delta.get('metric')}: "
-                f"{_metric_text(delta['metric'], delta.get('baseline'), None)} -> "
-                f"{_metric_text(delta['metric'], delta.get('current'), None)} "
-                f"({delta.get('change_percent') or 0:+.1f}%)\n"
+                f"  {delta.storage_class}/{delta.job} {delta.metric}: "
+                f"{_metric_text(delta.metric, delta.baseline, None)} -> "
+                f"{_metric_text(delta.metric, delta.current, None)} "
+                f"({delta.change_percent or 0:+.1f}%)\n"
             )
+
+
+def _version_text(version: str | tuple[str, ...]) -> str:
+    # Runs that disagree keep the list's Python spelling the table always showed.
+    return str(list(version)) if isinstance(version, tuple) else version

@@ -13,12 +13,12 @@ This module writes the chart file and nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from kubectl_storage.core.fio.stats import iter_report_jobs
+from kubectl_storage.core.fio.report import FioReport
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -66,11 +66,11 @@ def charts_available() -> bool:
     return importlib.util.find_spec("matplotlib") is not None
 
 
-def draw_fio_chart(report: Mapping[str, Any], path: str | Path) -> Path:
+def draw_fio_chart(report: FioReport, path: str | Path) -> Path:
     """Draw a FioReport to a PNG or SVG file, chosen by the file extension.
 
     Args:
-        report: a FioReport dict (fresh, or loaded from saved JSON).
+        report: the report (fresh, or read back from saved JSON).
         path: where to write; must end in ``.png`` or ``.svg``.
 
     Returns:
@@ -94,11 +94,11 @@ def draw_fio_chart(report: Mapping[str, Any], path: str | Path) -> Path:
     return target
 
 
-def build_fio_figure(report: Mapping[str, Any]) -> Figure:
+def build_fio_figure(report: FioReport) -> Figure:
     """Build the chart as a matplotlib Figure on an Agg canvas, without saving it.
 
     Args:
-        report: a FioReport dict.
+        report: the report.
 
     Returns:
         The figure; its three axes are, in order, IOPS, bandwidth and latency.
@@ -135,43 +135,41 @@ def build_fio_figure(report: Mapping[str, Any]) -> Figure:
     return figure
 
 
-def _figure_title(report: Mapping[str, Any]) -> str:
+def _figure_title(report: FioReport) -> str:
     parts = ["fio"]
-    if report.get("profile"):
-        parts.append(f"profile {report['profile']}")
-    version = report.get("fio_version")
-    if isinstance(version, str):
-        parts.append(version)
-    repeats = report.get("repeats")
-    if isinstance(repeats, int) and repeats > 1:
-        parts.append(f"mean of {repeats} runs, error bars ±1 stddev")
+    if report.profile:
+        parts.append(f"profile {report.profile}")
+    if isinstance(report.fio_version, str) and report.fio_version:
+        parts.append(report.fio_version)
+    if report.repeats > 1:
+        parts.append(f"mean of {report.repeats} runs, error bars ±1 stddev")
     return " · ".join(parts)
 
 
-def _collect_bars(report: Mapping[str, Any]) -> list[_Bar]:
+def _collect_bars(report: FioReport) -> list[_Bar]:
     class_indexes: dict[str, int] = {}
     bars: list[_Bar] = []
-    for storage_class, job in iter_report_jobs(report):
+    for storage_class, job in report.jobs():
         class_index = class_indexes.setdefault(storage_class, len(class_indexes))
         for direction in ("read", "write"):
-            iops = _value(job, f"{direction}_iops")
-            bw_kib_s = _value(job, f"{direction}_bw_kib_s")
+            iops = job.value(f"{direction}_iops")
+            bw_kib_s = job.value(f"{direction}_bw_kib_s")
             if not iops and not bw_kib_s:
                 continue  # the write side of a read job
-            bw_stddev = _value(job, f"{direction}_bw_kib_s_stddev")
+            bw_stddev = job.stddev(f"{direction}_bw_kib_s")
             bars.append(
                 _Bar(
-                    label=f"{storage_class} · {job.get('name')} · {direction}",
+                    label=f"{storage_class} · {job.name} · {direction}",
                     class_index=class_index,
                     iops=iops or 0.0,
-                    iops_stddev=_value(job, f"{direction}_iops_stddev"),
+                    iops_stddev=job.stddev(f"{direction}_iops"),
                     bw_mib_s=(bw_kib_s or 0.0) / 1024,
                     bw_mib_s_stddev=None if bw_stddev is None else bw_stddev / 1024,
                     percentiles_us=tuple(
                         (
                             label,
-                            _value(job, f"{direction}_{key}"),
-                            _value(job, f"{direction}_{key}_stddev"),
+                            job.value(f"{direction}_{key}"),
+                            job.stddev(f"{direction}_{key}"),
                         )
                         for label, key in _PERCENTILES
                     ),
@@ -277,13 +275,6 @@ def _draw_latency_panel(axes: Axes, bars: Sequence[_Bar]) -> None:
 
 def _colour(class_index: int) -> str:
     return _CLASS_COLOURS[class_index % len(_CLASS_COLOURS)]
-
-
-def _value(job: Mapping[str, Any], key: str) -> float | None:
-    value = job.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
 
 
 def _compact(value: float) -> str:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kubectl_storage.core.fio.report import FioReport
 from kubectl_storage.core.fio.results import parse_fio_output
 from kubectl_storage.core.fio.stats import build_fio_report
 from kubectl_storage.render.fio_charts import (
@@ -27,7 +27,7 @@ def parsed(name: str) -> Any:
 
 
 @pytest.fixture
-def two_class_report() -> dict[str, Any]:
+def two_class_report() -> FioReport:
     quick = parsed("fio-3.33-quick-profile-ext4.json")
     return build_fio_report(
         {"local": [quick, quick], "ceph": [parsed("fio-3.20-kubestr-gtod-reduce.json")]},
@@ -39,7 +39,7 @@ def texts(axes: Any) -> list[str]:
     return [text.get_text() for text in axes.texts]
 
 
-def test_three_panels_with_titles_in_order(two_class_report: dict[str, Any]) -> None:
+def test_three_panels_with_titles_in_order(two_class_report: FioReport) -> None:
     figure = build_fio_figure(two_class_report)
 
     assert [axes.get_title(loc="left") for axes in figure.axes] == [
@@ -51,7 +51,7 @@ def test_three_panels_with_titles_in_order(two_class_report: dict[str, Any]) -> 
 
 
 def test_bars_are_named_on_the_axis_so_no_legend_is_needed(
-    two_class_report: dict[str, Any],
+    two_class_report: FioReport,
 ) -> None:
     figure = build_fio_figure(two_class_report)
     iops_axes, _, latency_axes = figure.axes
@@ -70,7 +70,7 @@ def test_bars_are_named_on_the_axis_so_no_legend_is_needed(
     assert any("no latency measured for: ceph · read_iops · read" in t for t in texts(latency_axes))
 
 
-def test_values_are_written_on_the_bars(two_class_report: dict[str, Any]) -> None:
+def test_values_are_written_on_the_bars(two_class_report: FioReport) -> None:
     figure = build_fio_figure(two_class_report)
     iops_axes, bandwidth_axes, latency_axes = figure.axes
 
@@ -88,19 +88,19 @@ def bar_container(axes: Any) -> Any:
     return next(c for c in axes.containers if isinstance(c, BarContainer))
 
 
-def test_error_bars_only_when_repeats_vary(two_class_report: dict[str, Any]) -> None:
+def test_error_bars_only_when_repeats_vary(two_class_report: FioReport) -> None:
     steady = build_fio_figure(two_class_report)
     assert bar_container(steady.axes[0]).errorbar is None  # identical repeats: no spread
 
-    varying = copy.deepcopy(two_class_report)
+    varying = two_class_report.to_dict()
     varying["results"][0]["jobs"][0]["read_iops_stddev"] = 1500.0
-    figure = build_fio_figure(varying)
+    figure = build_fio_figure(FioReport.from_dict(varying))
 
     assert bar_container(figure.axes[0]).errorbar is not None
     assert any("± 1500" in text for text in texts(figure.axes[0]))
 
 
-def test_title_mentions_profile_and_repeats(two_class_report: dict[str, Any]) -> None:
+def test_title_mentions_profile_and_repeats(two_class_report: FioReport) -> None:
     title = build_fio_figure(two_class_report).get_suptitle()
 
     assert "profile quick" in title
@@ -109,7 +109,7 @@ def test_title_mentions_profile_and_repeats(two_class_report: dict[str, Any]) ->
 
 @pytest.mark.parametrize(("suffix", "magic"), [(".png", b"\x89PNG"), (".svg", b"<?xml")])
 def test_files_written_by_extension(
-    two_class_report: dict[str, Any], tmp_path: Path, suffix: str, magic: bytes
+    two_class_report: FioReport, tmp_path: Path, suffix: str, magic: bytes
 ) -> None:
     target = tmp_path / f"chart{suffix}"
 
@@ -123,7 +123,7 @@ def test_files_written_by_extension(
         assert b"<svg" in content
 
 
-def test_unsupported_extension_is_refused(two_class_report: dict[str, Any], tmp_path: Path) -> None:
+def test_unsupported_extension_is_refused(two_class_report: FioReport, tmp_path: Path) -> None:
     with pytest.raises(ChartError, match=r"\.png or \.svg"):
         draw_fio_chart(two_class_report, tmp_path / "chart.pdf")
     assert not (tmp_path / "chart.pdf").exists()

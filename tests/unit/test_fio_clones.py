@@ -182,7 +182,7 @@ def test_merge_needs_at_least_one_clone() -> None:
 def test_report_counts_clones_once_per_run_and_repeats_across_runs() -> None:
     run = parse_fio_output(load(CLONES))
 
-    report = build_fio_report({"local": [run, run]}, profile="custom")
+    report = build_fio_report({"local": [run, run]}, profile="custom").to_dict()
 
     (job,) = report["results"][0]["jobs"]
     assert job["repeats"] == 2
@@ -202,7 +202,7 @@ def test_same_name_in_two_stonewall_groups_is_not_a_repeat() -> None:
     doc["jobs"][1]["jobname"] = doc["jobs"][0]["jobname"]
     run = parse_fio_document(doc)
 
-    report = build_fio_report({"local": [run]}, profile="custom")
+    report = build_fio_report({"local": [run]}, profile="custom").to_dict()
 
     jobs = report["results"][0]["jobs"]
     assert [(job["name"], job["repeats"]) for job in jobs] == [("read_iops", 1), ("read_iops", 1)]

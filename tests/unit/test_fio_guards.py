@@ -161,7 +161,9 @@ def test_enospc_from_the_json_and_from_stderr() -> None:
     assert "-z/--size" in from_json.fix
     assert [note.id for note in from_stderr] == [NOTE_NO_SPACE]
     assert "No space left on device" in from_stderr[0].message
-    report = build_fio_report({"tiny": [result]}, profile="custom", stderr={"tiny": stderr})
+    report = build_fio_report(
+        {"tiny": [result]}, profile="custom", stderr={"tiny": stderr}
+    ).to_dict()
     (note,) = report["results"][0]["notes"]  # the stderr line says what the JSON said
     assert (note["id"], note["job"]) == (NOTE_NO_SPACE, "write_too_big")
     assert report["results"][0]["confidence"] == "suspect: volume full (ENOSPC)"
@@ -278,7 +280,7 @@ def test_kubestr_mode_report_says_latency_is_off() -> None:
     result = parsed("fio-3.33-kubestr-profile-ext4.json")
     assert {job.group_id for job in result.jobs} == {0}
 
-    report = build_fio_report({"local": [result]}, profile="kubestr")
+    report = build_fio_report({"local": [result]}, profile="kubestr").to_dict()
 
     assert report["latency_measured"] is False
     assert [note["id"] for note in report["notes"]] == [NOTE_KUBESTR_MODE]
@@ -293,7 +295,7 @@ def test_kubestr_mode_report_says_latency_is_off() -> None:
 def test_latency_measured_in_a_normal_report() -> None:
     report = build_fio_report(
         {"local": [parsed("fio-3.33-quick-profile-ext4.json")]}, profile="quick"
-    )
+    ).to_dict()
 
     assert report["latency_measured"] is True
     assert report["notes"] == []
@@ -308,15 +310,15 @@ def test_etcd_verdict_uses_fios_fdatasync_p99() -> None:
     passed = etcd_verdict(result.jobs)
     failed = etcd_verdict(result.jobs, limit_us=raw_p99_ns / 1000 - 1)
 
-    assert passed == {
+    assert passed.to_dict() == {
         "job": "etcd_fdatasync",
         "fdatasync_p99_us": raw_p99_ns / 1000,
         "limit_us": ETCD_FDATASYNC_P99_LIMIT_US,
         "verdict": ETCD_PASS,
         "runs": 1,
     }
-    assert failed["verdict"] == ETCD_FAIL
-    assert etcd_verdict([])["verdict"] == ETCD_UNKNOWN
+    assert failed.verdict == ETCD_FAIL
+    assert etcd_verdict([]).verdict == ETCD_UNKNOWN
 
 
 def test_etcd_report_carries_the_verdict_per_class() -> None:
@@ -326,7 +328,7 @@ def test_etcd_report_carries_the_verdict_per_class() -> None:
             "tmpfs": [parsed("fio-3.33-etcd-profile-tmpfs.json")],
         },
         profile="etcd",
-    )
+    ).to_dict()
 
     ext4, tmpfs = report["results"]
     assert list(ext4) == ["storage_class", "confidence", "notes", "etcd", "jobs"]
@@ -344,7 +346,9 @@ def test_etcd_report_carries_the_verdict_per_class() -> None:
 
 
 def test_etcd_report_without_the_etcd_job_is_unknown() -> None:
-    report = build_fio_report({"tiny": [parsed("fio-3.33-enospc-tmpfs.json")]}, profile="etcd")
+    report = build_fio_report(
+        {"tiny": [parsed("fio-3.33-enospc-tmpfs.json")]}, profile="etcd"
+    ).to_dict()
 
     result = report["results"][0]
     assert result["etcd"]["verdict"] == ETCD_UNKNOWN

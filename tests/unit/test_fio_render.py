@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from kubectl_storage.core.fio.report import FioReport
 from kubectl_storage.core.fio.results import parse_fio_output
 from kubectl_storage.core.fio.stats import build_fio_report, compare_with_baseline
 from kubectl_storage.render.fio import class_verdict, write_fio_table
@@ -12,7 +13,7 @@ from kubectl_storage.render.fio import class_verdict, write_fio_table
 FIO = Path(__file__).resolve().parents[1] / "fixtures" / "fio"
 
 
-def _two_class_report() -> dict:
+def _two_class_report() -> FioReport:
     quick = parse_fio_output((FIO / "fio-3.33-quick-profile-ext4.json").read_text())
     other = parse_fio_output((FIO / "fio-3.1-fio-plot-randread-sdb.json").read_text())
     return build_fio_report({"fast": [quick, quick], "slow": [other]}, profile="quick")
@@ -20,7 +21,7 @@ def _two_class_report() -> dict:
 
 def test_verdict_names_peaks_and_tail_latency() -> None:
     report = _two_class_report()
-    line = class_verdict("fast", report["results"][0]["jobs"])
+    line = class_verdict("fast", report.results[0].jobs)
     assert line.startswith("fast: peak read 23,363 IOPS, 91.3 MiB/s; peak write 11,943 IOPS")
     assert "best read p99 10.42ms" in line
     assert line.endswith("no fio errors")
@@ -36,14 +37,15 @@ def test_golden_table(golden) -> None:
 
 def test_golden_wide_table_with_baseline(golden) -> None:
     report = _two_class_report()
-    baseline = build_fio_report(
+    saved = build_fio_report(
         {"fast": [parse_fio_output((FIO / "fio-3.33-quick-profile-ext4.json").read_text())]},
         profile="quick",
-    )
-    baseline["results"][0]["jobs"][0]["read_iops"] *= 3
-    report["baseline"] = compare_with_baseline(
-        report, baseline, max_regression_percent=10
     ).to_dict()
+    saved["results"][0]["jobs"][0]["read_iops"] *= 3
+    baseline = FioReport.from_dict(saved)
+    report = report.with_baseline(
+        compare_with_baseline(report, baseline, max_regression_percent=10)
+    )
     out = io.StringIO()
     write_fio_table(report, out, True)
     text = out.getvalue()

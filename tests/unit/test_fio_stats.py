@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 
+from kubectl_storage.core.fio.report import FioReport, FioReportError
 from kubectl_storage.core.fio.results import FioResult, parse_fio_output
 from kubectl_storage.core.fio.stats import (
     VERDICT_NOTHING_COMPARED,
     VERDICT_PASS,
     VERDICT_REGRESSED,
-    BaselineError,
     build_fio_report,
     compare_classes,
     compare_with_baseline,
@@ -35,7 +35,12 @@ KUBESTR = "fio-3.20-kubestr-gtod-reduce.json"
 
 
 def report_for(**class_runs: list[FioResult]) -> dict[str, Any]:
-    return build_fio_report(class_runs, profile="quick")
+    """The report's JSON form, which the tests edit the way a saved file could be."""
+    return build_fio_report(class_runs, profile="quick").to_dict()
+
+
+def typed(report: dict[str, Any]) -> FioReport:
+    return FioReport.from_dict(report)
 
 
 def scaled(report: dict[str, Any], metric: str, factor: float) -> dict[str, Any]:
@@ -112,8 +117,8 @@ def test_build_fio_report_envelope_and_classes() -> None:
     report = build_fio_report(
         {"local": [parsed(QUICK), parsed(QUICK)], "ceph": [parsed(KUBESTR)]},
         profile="quick",
-        extra={"size": "10Gi"},
-    )
+        context={"size": "10Gi"},
+    ).to_dict()
 
     assert list(report)[:2] == ["apiVersion", "kind"]
     assert report["kind"] == "FioReport"
@@ -143,7 +148,7 @@ def test_build_fio_report_envelope_and_classes() -> None:
 def test_compare_classes_picks_the_best_class_per_metric() -> None:
     report = report_for(local=[parsed(QUICK)], ceph=[parsed(KUBESTR)])
 
-    rows = {(row.job, row.metric): row for row in compare_classes(report)}
+    rows = {(row.job, row.metric): row for row in compare_classes(typed(report))}
 
     iops = rows[("read_iops", "read_iops")]
     assert iops.higher_is_better
@@ -164,7 +169,7 @@ def test_lower_latency_wins() -> None:
     fast["storage_class"] = "fast"
     report["results"].append(fast)
 
-    rows = {(row.job, row.metric): row for row in compare_classes(report)}
+    rows = {(row.job, row.metric): row for row in compare_classes(typed(report))}
 
     assert rows[("read_iops", "read_clat_p99_us")].best_class == "fast"
 
@@ -189,7 +194,7 @@ def test_same_report_passes_with_zero_regression() -> None:
     report = report_for(local=[parsed(QUICK)])
     saved = json.loads(json.dumps(report))  # as read back from --baseline old.json
 
-    comparison = compare_with_baseline(report, saved)
+    comparison = compare_with_baseline(typed(report), typed(saved))
 
     assert comparison.verdict == VERDICT_PASS
     assert not comparison.failed
@@ -220,7 +225,9 @@ def test_regression_threshold_by_metric_direction(
     baseline = report_for(local=[parsed(QUICK)])
     current = scaled(baseline, metric, factor)
 
-    comparison = compare_with_baseline(current, baseline, max_regression_percent=threshold)
+    comparison = compare_with_baseline(
+        typed(current), typed(baseline), max_regression_percent=threshold
+    )
 
     assert comparison.verdict == verdict
     moved = [delta for delta in comparison.deltas if delta.metric == metric]
@@ -235,7 +242,7 @@ def test_a_vanished_job_is_a_regression() -> None:
     current = copy.deepcopy(baseline)
     current["results"][0]["jobs"].pop()
 
-    comparison = compare_with_baseline(current, baseline)
+    comparison = compare_with_baseline(typed(current), typed(baseline))
 
     assert comparison.verdict == VERDICT_REGRESSED
     assert comparison.missing == ("local/write_iops",)
@@ -245,7 +252,7 @@ def test_single_classes_are_compared_even_when_names_differ() -> None:
     baseline = report_for(old_class=[parsed(QUICK)])
     current = scaled(report_for(new_class=[parsed(QUICK)]), "read_iops", 0.5)
 
-    comparison = compare_with_baseline(current, baseline)
+    comparison = compare_with_baseline(typed(current), typed(baseline))
 
     assert comparison.verdict == VERDICT_REGRESSED
     assert [d.metric for d in comparison.regressions] == ["read_iops"]
@@ -256,7 +263,7 @@ def test_no_common_jobs_is_not_a_pass() -> None:
     baseline = report_for(local=[parsed(QUICK)])
     current = report_for(local=[parsed("fio-3.1-fio-plot-randread-sdb.json")])
 
-    comparison = compare_with_baseline(current, baseline)
+    comparison = compare_with_baseline(typed(current), typed(baseline))
 
     assert comparison.verdict == VERDICT_NOTHING_COMPARED
     assert comparison.failed
@@ -267,7 +274,7 @@ def test_latency_missing_now_is_reported_not_failed() -> None:
     current = copy.deepcopy(baseline)
     current["results"][0]["jobs"][0]["read_clat_p99_us"] = None
 
-    comparison = compare_with_baseline(current, baseline)
+    comparison = compare_with_baseline(typed(current), typed(baseline))
 
     gone = [d for d in comparison.deltas if d.metric == "read_clat_p99_us"]
     assert gone[0].current is None
@@ -277,7 +284,7 @@ def test_latency_missing_now_is_reported_not_failed() -> None:
 
 def test_comparison_to_dict_is_json() -> None:
     baseline = report_for(local=[parsed(QUICK)])
-    comparison = compare_with_baseline(scaled(baseline, "read_iops", 0.5), baseline)
+    comparison = compare_with_baseline(typed(scaled(baseline, "read_iops", 0.5)), typed(baseline))
 
     as_dict = json.loads(json.dumps(comparison.to_dict()))
 
@@ -304,14 +311,32 @@ def test_comparison_to_dict_is_json() -> None:
     ],
 )
 def test_baseline_must_be_a_fio_report(baseline: dict[str, Any], message: str) -> None:
-    current = report_for(local=[parsed(QUICK)])
+    with pytest.raises(FioReportError, match=message):
+        FioReport.from_dict(baseline)
 
-    with pytest.raises(BaselineError, match=message):
-        compare_with_baseline(current, baseline)
+
+@pytest.mark.parametrize(
+    ("profile", "fixture"),
+    [("quick", QUICK), ("etcd", "fio-3.33-etcd-profile-ext4.json"), ("kubestr", KUBESTR)],
+)
+def test_a_saved_report_reads_back_to_the_same_report(profile: str, fixture: str) -> None:
+    report = build_fio_report(
+        {"local": [parsed(fixture), parsed(fixture)], "ceph": [parsed(KUBESTR)]},
+        profile=profile,
+        context={"size": "10Gi", "namespace": "team-a"},
+    )
+    compared = report.with_baseline(compare_with_baseline(report, report))
+    saved = json.loads(json.dumps(compared.to_dict()))
+
+    read_back = FioReport.from_dict(saved)
+
+    assert read_back.to_dict() == saved
+    assert read_back.baseline == compared.baseline
+    assert read_back.context == {"size": "10Gi", "namespace": "team-a"}
 
 
 def test_negative_threshold_is_refused() -> None:
     report = report_for(local=[parsed(QUICK)])
 
     with pytest.raises(ValueError, match="negative"):
-        compare_with_baseline(report, report, max_regression_percent=-1)
+        compare_with_baseline(typed(report), typed(report), max_regression_percent=-1)

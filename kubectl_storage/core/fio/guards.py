@@ -142,6 +142,63 @@ class FioNote:
             "fix": self.fix,
         }
 
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FioNote:
+        """Read a note back from a saved report (an unknown severity reads as info)."""
+        try:
+            severity = Severity(str(data.get("severity", "info")))
+        except ValueError:
+            severity = Severity.INFO
+        job = data.get("job")
+        return cls(
+            id=str(data.get("id", "")),
+            severity=severity,
+            message=str(data.get("message", "")),
+            fix=str(data.get("fix") or ""),
+            job=str(job) if job is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class EtcdVerdict:
+    """etcd's storage check on one class: fdatasync p99 against etcd's guidance.
+
+    Attributes:
+        job: the etcd job's name, ``None`` when the class ran none.
+        fdatasync_p99_us: the worst run's p99, ``None`` when not measured.
+        limit_us: the limit it was judged against.
+        verdict: ``pass``, ``fail`` or ``unknown``.
+        runs: how many runs were judged.
+    """
+
+    job: str | None
+    fdatasync_p99_us: float | None
+    limit_us: float
+    verdict: str
+    runs: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape with fixed key order."""
+        return {
+            "job": self.job,
+            "fdatasync_p99_us": self.fdatasync_p99_us,
+            "limit_us": self.limit_us,
+            "verdict": self.verdict,
+            "runs": self.runs,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EtcdVerdict:
+        """Read a verdict back from a saved report."""
+        p99, limit, job = data.get("fdatasync_p99_us"), data.get("limit_us"), data.get("job")
+        return cls(
+            job=str(job) if job is not None else None,
+            fdatasync_p99_us=float(p99) if isinstance(p99, int | float) else None,
+            limit_us=float(limit) if isinstance(limit, int | float) else 0.0,
+            verdict=str(data.get("verdict", ETCD_UNKNOWN)),
+            runs=int(data.get("runs") or 0),
+        )
+
 
 # --------------------------------------------------------------------------------------------
 # Per run
@@ -430,7 +487,7 @@ def confidence(notes: Iterable[FioNote]) -> str:
 
 def etcd_verdict(
     runs: Sequence[FioJobResult], *, limit_us: float = ETCD_FDATASYNC_P99_LIMIT_US
-) -> dict[str, Any]:
+) -> EtcdVerdict:
     """etcd's storage check: the p99 of the fdatasync latency against its 10 ms guidance.
 
     With repeats the worst run decides.
@@ -440,9 +497,8 @@ def etcd_verdict(
         limit_us: the p99 limit in microseconds.
 
     Returns:
-        ``{"job", "fdatasync_p99_us", "limit_us", "verdict", "runs"}``: ``verdict`` is
-        ``pass`` (below the limit), ``fail``, or ``unknown`` when a run has no fdatasync
-        percentile (the job failed, or latency was switched off).
+        The verdict: ``pass`` (below the limit), ``fail``, or ``unknown`` when a run has no
+        fdatasync percentile (the job failed, or latency was switched off).
     """
     p99s = [job.sync.lat_p99_us if job.sync is not None else None for job in runs]
     measured = [value for value in p99s if value is not None]
@@ -451,21 +507,21 @@ def etcd_verdict(
     else:
         worst = max(measured)
         verdict = ETCD_PASS if worst < limit_us else ETCD_FAIL
-    return {
-        "job": runs[0].name if runs else None,
-        "fdatasync_p99_us": worst,
-        "limit_us": limit_us,
-        "verdict": verdict,
-        "runs": len(runs),
-    }
+    return EtcdVerdict(
+        job=runs[0].name if runs else None,
+        fdatasync_p99_us=worst,
+        limit_us=limit_us,
+        verdict=verdict,
+        runs=len(runs),
+    )
 
 
-def etcd_note(verdict: Mapping[str, Any]) -> FioNote:
+def etcd_note(verdict: EtcdVerdict) -> FioNote:
     """The note stating an :func:`etcd_verdict` in words."""
-    p99 = verdict.get("fdatasync_p99_us")
-    limit_ms = float(verdict.get("limit_us") or 0) / 1000
-    job = verdict.get("job")
-    if verdict.get("verdict") == ETCD_UNKNOWN or p99 is None:
+    p99 = verdict.fdatasync_p99_us
+    limit_ms = verdict.limit_us / 1000
+    job = verdict.job
+    if verdict.verdict == ETCD_UNKNOWN or p99 is None:
         return FioNote(
             NOTE_ETCD,
             Severity.WARN,
@@ -474,7 +530,7 @@ def etcd_note(verdict: Mapping[str, Any]) -> FioNote:
             job,
         )
     shown = f"{p99 / 1000:.2f} ms"
-    if verdict.get("verdict") == ETCD_PASS:
+    if verdict.verdict == ETCD_PASS:
         return FioNote(
             NOTE_ETCD,
             Severity.INFO,

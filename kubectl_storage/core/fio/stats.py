@@ -1,19 +1,10 @@
 """Statistics over fio results: repeats, comparisons between StorageClasses, and baselines.
 
-Works on the FioReport shape (plain dicts), so a report read back from a saved JSON file is as
-good as a fresh one::
+:func:`build_fio_report` turns parsed runs into the typed
+:class:`~kubectl_storage.core.fio.report.FioReport`; the comparisons work on that type, so a
+report read back from a saved JSON file (:meth:`FioReport.from_dict`) is as good as a fresh one.
 
-    {"apiVersion": ..., "kind": "FioReport", "profile": ..., "fio_version": ..., "repeats": N,
-     "latency_measured": true, "notes": [<note>, ...],
-     "results": [{"storage_class": "fast", "confidence": "trusted", "notes": [<note>, ...],
-                  "etcd": {...},  # etcd profile only
-                  "jobs": [<job dict>, ...]}, ...]}
-
-A note is :meth:`kubectl_storage.core.fio.guards.FioNote.to_dict` output (``id``, ``severity``,
-``job``, ``message``, ``fix``); ``confidence`` is ``"trusted"`` or ``"suspect: <reasons>"``
-(:func:`kubectl_storage.core.fio.guards.confidence`).
-
-A job dict is :func:`kubectl_storage.core.fio.results.job_contract` output; after
+A job's metrics start as :func:`kubectl_storage.core.fio.results.job_contract` output; after
 :func:`merge_repeats` each metric holds the mean over the repeats and is followed by
 ``<metric>_stddev`` (sample standard deviation, ``None`` below two samples).
 
@@ -25,12 +16,11 @@ Direction of "better": IOPS and bandwidth are better higher, latencies better lo
 comparison turns each metric into a *regression percentage* (positive is worse) and fails the
 verdict when any exceeds the threshold.
 
-Pure module: dicts in, dataclasses and dicts out.
+Pure module.
 """
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -48,6 +38,16 @@ from kubectl_storage.core.fio.guards import (
     text_notes,
 )
 from kubectl_storage.core.fio.jobs import ETCD_JOB_NAME
+from kubectl_storage.core.fio.report import (
+    VERDICT_NOTHING_COMPARED,
+    VERDICT_PASS,
+    VERDICT_REGRESSED,
+    BaselineComparison,
+    FioClassResult,
+    FioJobSummary,
+    FioReport,
+    MetricDelta,
+)
 from kubectl_storage.core.fio.results import (
     CONTRACT_DIRECTIONS,
     DIRECTION_METRICS,
@@ -57,9 +57,6 @@ from kubectl_storage.core.fio.results import (
     FioResult,
     job_contract,
 )
-from kubectl_storage.core.report.envelope import API_VERSION, report_envelope
-
-REPORT_KIND = "FioReport"
 
 #: Per-direction metrics that are measurements worth averaging and comparing (``io_bytes`` and
 #: ``runtime_ms`` only describe how long the run was).
@@ -79,10 +76,6 @@ _AVERAGED_METRICS: tuple[str, ...] = tuple(
 
 #: Default ``--max-regression`` in percent.
 DEFAULT_MAX_REGRESSION_PERCENT = 10.0
-
-
-class BaselineError(ValueError):
-    """The baseline is not a FioReport this version can compare against."""
 
 
 def higher_is_better(metric_key: str) -> bool:
@@ -181,9 +174,9 @@ def build_fio_report(
     class_runs: Mapping[str, Sequence[FioResult]],
     *,
     profile: str,
-    extra: Mapping[str, Any] | None = None,
+    context: Mapping[str, Any] | None = None,
     stderr: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
+) -> FioReport:
     """Assemble a FioReport from parsed runs, one list of repeats per StorageClass.
 
     Per class: ``numjobs`` clones are added up inside each run, the guards of
@@ -194,39 +187,38 @@ def build_fio_report(
         class_runs: StorageClass name -> its runs (one :class:`FioResult` per repeat), in the
             order the classes should be shown.
         profile: profile name, or ``"custom"`` for a user's job file.
-        extra: more top-level fields (sizes, namespace, node, job file text), placed after
-            ``profile``.
+        context: where the numbers come from (sizes, namespace, node, job file text).
         stderr: StorageClass name -> what fio wrote on stderr, read for environment errors
             (ENOSPC, EROFS, libaio EAGAIN) that fio's JSON only gives as a number.
 
     Returns:
-        The report dict (``apiVersion`` and ``kind`` first).
+        The report.
     """
     versions = sorted({run.fio_version for runs in class_runs.values() for run in runs})
-    repeats = max((len(runs) for runs in class_runs.values()), default=0)
     counted = {
         storage_class: [combine_clones(run) for run in runs]
         for storage_class, runs in class_runs.items()
     }
-    body: dict[str, Any] = {"profile": profile}
-    body.update(extra or {})
-    body["fio_version"] = versions[0] if len(versions) == 1 else versions
-    body["repeats"] = repeats
-    body["latency_measured"] = any(
-        _measured_latency(job) for runs in counted.values() for jobs in runs for job in jobs
+    return FioReport(
+        profile=profile,
+        context=dict(context or {}),
+        fio_version=versions[0] if len(versions) == 1 else tuple(versions),
+        repeats=max((len(runs) for runs in class_runs.values()), default=0),
+        latency_measured=any(
+            _measured_latency(job) for runs in counted.values() for jobs in runs for job in jobs
+        ),
+        notes=(kubestr_mode_note(),) if profile == "kubestr" else (),
+        results=tuple(
+            _class_result(
+                storage_class,
+                runs,
+                counted[storage_class],
+                profile=profile,
+                stderr=(stderr or {}).get(storage_class, ""),
+            )
+            for storage_class, runs in class_runs.items()
+        ),
     )
-    body["notes"] = [kubestr_mode_note().to_dict()] if profile == "kubestr" else []
-    body["results"] = [
-        _class_result(
-            storage_class,
-            runs,
-            counted[storage_class],
-            profile=profile,
-            stderr=(stderr or {}).get(storage_class, ""),
-        )
-        for storage_class, runs in class_runs.items()
-    ]
-    return report_envelope(REPORT_KIND, body)
 
 
 def _class_result(
@@ -236,25 +228,24 @@ def _class_result(
     *,
     profile: str,
     stderr: str,
-) -> dict[str, Any]:
+) -> FioClassResult:
     notes: list[FioNote] = []
     for run, jobs in zip(runs, counted, strict=True):
         notes.extend(run_notes(run, jobs))
     notes.extend(text_notes(stderr))
-    etcd: dict[str, Any] | None = None
+    etcd = None
     if profile == "etcd":
         etcd = etcd_verdict([job for jobs in counted for job in jobs if job.name == ETCD_JOB_NAME])
         notes.append(etcd_note(etcd))
     kept = dedupe(notes)
-    entry: dict[str, Any] = {
-        "storage_class": storage_class,
-        "confidence": confidence(kept),
-        "notes": [note.to_dict() for note in kept],
-    }
-    if etcd is not None:
-        entry["etcd"] = etcd
-    entry["jobs"] = merge_repeats([[job_contract(job) for job in jobs] for jobs in counted])
-    return entry
+    merged = merge_repeats([[job_contract(job) for job in jobs] for jobs in counted])
+    return FioClassResult(
+        storage_class=storage_class,
+        confidence=confidence(kept),
+        notes=tuple(kept),
+        etcd=etcd,
+        jobs=tuple(FioJobSummary.from_dict(job) for job in merged),
+    )
 
 
 def _measured_latency(job: FioJobResult) -> bool:
@@ -262,14 +253,6 @@ def _measured_latency(job: FioJobResult) -> bool:
     if any(d.clat_mean_us is not None or d.lat_mean_us is not None for d in directions):
         return True
     return job.sync is not None and job.sync.lat_mean_us is not None
-
-
-def iter_report_jobs(report: Mapping[str, Any]) -> Iterable[tuple[str, Mapping[str, Any]]]:
-    """Yield ``(storage_class, job dict)`` for every job of a FioReport, in report order."""
-    for result in report.get("results") or []:
-        storage_class = str(result.get("storage_class", ""))
-        for job in result.get("jobs") or []:
-            yield storage_class, job
 
 
 # --------------------------------------------------------------------------------------------
@@ -312,7 +295,7 @@ class ClassComparisonRow:
 
 
 def compare_classes(
-    report: Mapping[str, Any], *, metrics: Sequence[str] = COMPARED_METRICS
+    report: FioReport, *, metrics: Sequence[str] = COMPARED_METRICS
 ) -> list[ClassComparisonRow]:
     """Rows comparing every StorageClass of a report, job by job and metric by metric.
 
@@ -320,33 +303,31 @@ def compare_classes(
     ``gtod_reduce``) produce no row.
 
     Args:
-        report: a FioReport dict.
+        report: the report.
         metrics: metric keys to compare.
 
     Returns:
         Rows ordered by job (first appearance) then by ``metrics`` order.
     """
     classes: list[str] = []
-    jobs_by_class: dict[str, dict[str, Mapping[str, Any]]] = {}
+    jobs_by_class: dict[str, dict[str, FioJobSummary]] = {}
     job_order: list[str] = []
-    for storage_class, job in iter_report_jobs(report):
+    for storage_class, job in report.jobs():
         if storage_class not in jobs_by_class:
             classes.append(storage_class)
             jobs_by_class[storage_class] = {}
-        name = str(job.get("name"))
-        jobs_by_class[storage_class][name] = job
-        if name not in job_order:
-            job_order.append(name)
+        jobs_by_class[storage_class][job.name] = job
+        if job.name not in job_order:
+            job_order.append(job.name)
+    missing = FioJobSummary(name="")
     rows: list[ClassComparisonRow] = []
     for name in job_order:
         for metric in metrics:
             values = tuple(
                 ClassValue(
                     storage_class=storage_class,
-                    mean=_number(jobs_by_class[storage_class].get(name, {}).get(metric)),
-                    stddev=_number(
-                        jobs_by_class[storage_class].get(name, {}).get(f"{metric}_stddev")
-                    ),
+                    mean=jobs_by_class[storage_class].get(name, missing).value(metric),
+                    stddev=jobs_by_class[storage_class].get(name, missing).stddev(metric),
                 )
                 for storage_class in classes
             )
@@ -366,90 +347,9 @@ def compare_classes(
 # Baseline
 
 
-@dataclass(frozen=True)
-class MetricDelta:
-    """How one metric moved against the baseline.
-
-    Attributes:
-        storage_class: class in the current report.
-        job: job name.
-        metric: metric key.
-        baseline: baseline value.
-        current: current value, ``None`` when no longer measured.
-        change_percent: signed change, ``(current - baseline) / baseline * 100``.
-        regression_percent: how much worse, in percent (negative means better).
-        regressed: whether ``regression_percent`` exceeds the threshold.
-    """
-
-    storage_class: str
-    job: str
-    metric: str
-    baseline: float
-    current: float | None
-    change_percent: float | None
-    regression_percent: float | None
-    regressed: bool
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape with fixed key order."""
-        return {
-            "storage_class": self.storage_class,
-            "job": self.job,
-            "metric": self.metric,
-            "baseline": self.baseline,
-            "current": self.current,
-            "change_percent": self.change_percent,
-            "regression_percent": self.regression_percent,
-            "regressed": self.regressed,
-        }
-
-
-VERDICT_PASS = "pass"
-VERDICT_REGRESSED = "regressed"
-VERDICT_NOTHING_COMPARED = "nothing-compared"
-
-
-@dataclass(frozen=True)
-class BaselineComparison:
-    """The outcome of comparing a report with a saved baseline.
-
-    Attributes:
-        max_regression_percent: the threshold used.
-        deltas: every compared metric, in report order.
-        missing: ``"class/job"`` entries in the baseline that the current report lacks.
-        verdict: ``pass``, ``regressed`` (at least one metric past the threshold, or a job
-            that vanished), or ``nothing-compared`` (no job in common).
-    """
-
-    max_regression_percent: float
-    deltas: tuple[MetricDelta, ...]
-    missing: tuple[str, ...]
-    verdict: str
-
-    @property
-    def regressions(self) -> tuple[MetricDelta, ...]:
-        """The deltas past the threshold."""
-        return tuple(delta for delta in self.deltas if delta.regressed)
-
-    @property
-    def failed(self) -> bool:
-        """Whether the comparison should make the command exit 1."""
-        return self.verdict != VERDICT_PASS
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape with fixed key order."""
-        return {
-            "verdict": self.verdict,
-            "max_regression_percent": self.max_regression_percent,
-            "regressions": len(self.regressions),
-            "missing": list(self.missing),
-            "deltas": [delta.to_dict() for delta in self.deltas],
-        }
-
-
 def compare_with_baseline(
-    current: Mapping[str, Any],
-    baseline: Mapping[str, Any],
+    current: FioReport,
+    baseline: FioReport,
     *,
     max_regression_percent: float = DEFAULT_MAX_REGRESSION_PERCENT,
     metrics: Sequence[str] = COMPARED_METRICS,
@@ -463,8 +363,8 @@ def compare_with_baseline(
     latencies when they rise, by more than ``max_regression_percent``.
 
     Args:
-        current: the new FioReport dict.
-        baseline: the saved FioReport dict (e.g. loaded from ``--baseline old.json``).
+        current: the new report.
+        baseline: the saved report (e.g. read from ``--baseline old.json``).
         max_regression_percent: allowed worsening per metric, in percent.
         metrics: metric keys to compare.
 
@@ -472,12 +372,10 @@ def compare_with_baseline(
         The comparison with its verdict.
 
     Raises:
-        BaselineError: when ``baseline`` is not a FioReport of this API version.
         ValueError: when ``max_regression_percent`` is negative.
     """
     if max_regression_percent < 0:
         raise ValueError("max_regression_percent cannot be negative")
-    _check_is_report(baseline)
     current_classes = _jobs_by_class(current)
     baseline_classes = _jobs_by_class(baseline)
     pairs = _pair_classes(current_classes, baseline_classes)
@@ -520,23 +418,10 @@ def compare_with_baseline(
     )
 
 
-def _check_is_report(report: Mapping[str, Any]) -> None:
-    if report.get("kind") != REPORT_KIND:
-        raise BaselineError(
-            f"the baseline is not a {REPORT_KIND} (kind: {report.get('kind')!r}); save one with "
-            "`kubectl storage fio -o json > baseline.json`"
-        )
-    if report.get("apiVersion") != API_VERSION:
-        raise BaselineError(
-            f"the baseline has apiVersion {report.get('apiVersion')!r}; this version reads "
-            f"{API_VERSION}"
-        )
-
-
-def _jobs_by_class(report: Mapping[str, Any]) -> dict[str, dict[str, Mapping[str, Any]]]:
-    classes: dict[str, dict[str, Mapping[str, Any]]] = {}
-    for storage_class, job in iter_report_jobs(report):
-        classes.setdefault(storage_class, {})[str(job.get("name"))] = job
+def _jobs_by_class(report: FioReport) -> dict[str, dict[str, FioJobSummary]]:
+    classes: dict[str, dict[str, FioJobSummary]] = {}
+    for storage_class, job in report.jobs():
+        classes.setdefault(storage_class, {})[job.name] = job
     return classes
 
 
@@ -552,14 +437,14 @@ def _delta(
     storage_class: str,
     job: str,
     metric: str,
-    baseline_job: Mapping[str, Any],
-    current_job: Mapping[str, Any],
+    baseline_job: FioJobSummary,
+    current_job: FioJobSummary,
     threshold: float,
 ) -> MetricDelta | None:
-    old = _number(baseline_job.get(metric))
+    old = baseline_job.value(metric)
     if not old:
         return None  # not measured in the baseline: nothing to compare against
-    new = _number(current_job.get(metric))
+    new = current_job.value(metric)
     if new is None:
         # A metric that disappeared (latency switched off) cannot be judged; report, not fail.
         return MetricDelta(storage_class, job, metric, old, None, None, None, regressed=False)
@@ -575,11 +460,3 @@ def _delta(
         regression_percent=regression,
         regressed=regression > threshold,
     )
-
-
-def _number(value: Any) -> float | None:
-    if value is None or isinstance(value, bool):
-        return None
-    if isinstance(value, int | float):
-        return None if math.isnan(value) else float(value)
-    return None

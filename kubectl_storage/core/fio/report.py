@@ -1,0 +1,371 @@
+"""The FioReport, typed: what `kubectl storage fio` returns, renders, saves and reads back.
+
+Its JSON form is the contract people keep and diff (``-o json > baseline.json``), so
+:meth:`FioReport.to_dict` fixes the key order and :meth:`FioReport.from_dict` reads a saved
+report back, also one written by an earlier version (missing fields take their defaults)::
+
+    {"apiVersion": ..., "kind": "FioReport", "profile": ..., <context>..., "fio_version": ...,
+     "repeats": N, "latency_measured": true, "notes": [<note>, ...],
+     "results": [{"storage_class": "fast", "confidence": "trusted", "notes": [<note>, ...],
+                  "etcd": {...},  # etcd profile only
+                  "jobs": [<job>, ...]}, ...],
+     "baseline": {...}}  # with --baseline only
+
+A job carries the mean of every metric over the repeats (``read_iops``, ``write_clat_p99_us``,
+``sync_lat_p99_us``, ...) each followed by ``<metric>_stddev``; :class:`FioJobSummary` keeps
+them as one ordered mapping so that a metric fio adds later passes through untouched.
+
+Pure module.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from kubectl_storage.core.fio.guards import EtcdVerdict, FioNote
+from kubectl_storage.core.report.envelope import API_VERSION, report_envelope
+
+REPORT_KIND = "FioReport"
+
+#: Top-level keys of the JSON form that are not run context.
+_REPORT_KEYS = frozenset(
+    {
+        "apiVersion",
+        "kind",
+        "profile",
+        "fio_version",
+        "repeats",
+        "latency_measured",
+        "notes",
+        "results",
+        "baseline",
+    }
+)
+#: Keys of a job that are not metrics.
+_JOB_KEYS = ("name", "error", "repeats", "clones", "percentile_merge", "raw")
+
+
+class FioReportError(ValueError):
+    """A document is not a FioReport this version can read."""
+
+
+def number(value: Any) -> float | None:
+    """A JSON value as a float, ``None`` for what is not a number (``null``, NaN, text, bools)."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        return None if math.isnan(value) else float(value)
+    return None
+
+
+@dataclass(frozen=True)
+class MetricDelta:
+    """How one metric moved against the baseline.
+
+    Attributes:
+        storage_class: class in the current report.
+        job: job name.
+        metric: metric key.
+        baseline: baseline value.
+        current: current value, ``None`` when no longer measured.
+        change_percent: signed change, ``(current - baseline) / baseline * 100``.
+        regression_percent: how much worse, in percent (negative means better).
+        regressed: whether ``regression_percent`` exceeds the threshold.
+    """
+
+    storage_class: str
+    job: str
+    metric: str
+    baseline: float
+    current: float | None
+    change_percent: float | None
+    regression_percent: float | None
+    regressed: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape with fixed key order."""
+        return {
+            "storage_class": self.storage_class,
+            "job": self.job,
+            "metric": self.metric,
+            "baseline": self.baseline,
+            "current": self.current,
+            "change_percent": self.change_percent,
+            "regression_percent": self.regression_percent,
+            "regressed": self.regressed,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MetricDelta:
+        """Read a delta back from a saved report."""
+        return cls(
+            storage_class=str(data.get("storage_class", "")),
+            job=str(data.get("job", "")),
+            metric=str(data.get("metric", "")),
+            baseline=number(data.get("baseline")) or 0.0,
+            current=number(data.get("current")),
+            change_percent=number(data.get("change_percent")),
+            regression_percent=number(data.get("regression_percent")),
+            regressed=bool(data.get("regressed")),
+        )
+
+
+VERDICT_PASS = "pass"
+VERDICT_REGRESSED = "regressed"
+VERDICT_NOTHING_COMPARED = "nothing-compared"
+
+
+@dataclass(frozen=True)
+class BaselineComparison:
+    """The outcome of comparing a report with a saved baseline.
+
+    Attributes:
+        max_regression_percent: the threshold used.
+        deltas: every compared metric, in report order.
+        missing: ``"class/job"`` entries in the baseline that the current report lacks.
+        verdict: ``pass``, ``regressed`` (at least one metric past the threshold, or a job
+            that vanished), or ``nothing-compared`` (no job in common).
+    """
+
+    max_regression_percent: float
+    deltas: tuple[MetricDelta, ...]
+    missing: tuple[str, ...]
+    verdict: str
+
+    @property
+    def regressions(self) -> tuple[MetricDelta, ...]:
+        """The deltas past the threshold."""
+        return tuple(delta for delta in self.deltas if delta.regressed)
+
+    @property
+    def failed(self) -> bool:
+        """Whether the comparison should make the command exit 1."""
+        return self.verdict != VERDICT_PASS
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape with fixed key order."""
+        return {
+            "verdict": self.verdict,
+            "max_regression_percent": self.max_regression_percent,
+            "regressions": len(self.regressions),
+            "missing": list(self.missing),
+            "deltas": [delta.to_dict() for delta in self.deltas],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BaselineComparison:
+        """Read a comparison back from a saved report."""
+        return cls(
+            max_regression_percent=number(data.get("max_regression_percent")) or 0.0,
+            deltas=tuple(MetricDelta.from_dict(d) for d in data.get("deltas") or ()),
+            missing=tuple(str(m) for m in data.get("missing") or ()),
+            verdict=str(data.get("verdict", "")),
+        )
+
+
+@dataclass(frozen=True)
+class FioJobSummary:
+    """One fio job of one class, merged over the repeats.
+
+    Attributes:
+        name: the job's name (its ``[section]``).
+        error: fio's error number, the first non-zero one of any run.
+        repeats: runs that had the job.
+        clones: ``numjobs`` clones added up inside each run (1 for a plain job).
+        metrics: metric key -> mean over the runs, each followed by ``<key>_stddev``; in the
+            order fio's contract lists them.
+        percentile_merge: how clones' percentiles were merged (``exact``, ``upper-bound``),
+            ``None`` without clones.
+        raw: fio's own job dicts, one entry per run.
+    """
+
+    name: str
+    error: int = 0
+    repeats: int = 1
+    clones: int = 1
+    metrics: Mapping[str, float | None] = field(default_factory=dict)
+    percentile_merge: str | None = None
+    raw: tuple[Any, ...] = ()
+
+    def value(self, metric: str) -> float | None:
+        """The mean of ``metric`` (``read_iops``), ``None`` when not measured."""
+        return number(self.metrics.get(metric))
+
+    def stddev(self, metric: str) -> float | None:
+        """The spread of ``metric`` over repeats, ``None`` below two runs."""
+        return number(self.metrics.get(f"{metric}_stddev"))
+
+    def did(self, direction: str) -> bool:
+        """Whether the job did any I/O in ``direction`` (``read``, ``write``)."""
+        return bool(self.value(f"{direction}_iops"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape: name, error, repeats, clones, the metrics, percentile_merge, raw."""
+        entry: dict[str, Any] = {
+            "name": self.name,
+            "error": self.error,
+            "repeats": self.repeats,
+            "clones": self.clones,
+        }
+        entry.update(self.metrics)
+        entry["percentile_merge"] = self.percentile_merge
+        entry["raw"] = list(self.raw)
+        return entry
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FioJobSummary:
+        """Read a job back; every key that is not one of the fixed ones is a metric."""
+        merge = data.get("percentile_merge")
+        return cls(
+            name=str(data.get("name", "")),
+            error=int(number(data.get("error")) or 0),
+            repeats=int(number(data.get("repeats")) or 1),
+            clones=int(number(data.get("clones")) or 1),
+            metrics={k: number(v) for k, v in data.items() if k not in _JOB_KEYS},
+            percentile_merge=str(merge) if merge else None,
+            raw=tuple(data.get("raw") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class FioClassResult:
+    """What one StorageClass (or the given PVC) produced.
+
+    Attributes:
+        storage_class: the class, or the file's name for an offline report.
+        confidence: ``trusted`` or ``suspect: <reasons>`` (the guards' summary).
+        notes: the guards' notes on this class's runs.
+        etcd: etcd's fdatasync verdict, with the etcd profile only.
+        jobs: its jobs, in the order of the job file.
+    """
+
+    storage_class: str
+    confidence: str = ""
+    notes: tuple[FioNote, ...] = ()
+    etcd: EtcdVerdict | None = None
+    jobs: tuple[FioJobSummary, ...] = ()
+
+    @property
+    def failed_jobs(self) -> tuple[str, ...]:
+        """Names of the jobs fio reported an error for."""
+        return tuple(job.name for job in self.jobs if job.error)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape with fixed key order (``etcd`` only when judged)."""
+        entry: dict[str, Any] = {
+            "storage_class": self.storage_class,
+            "confidence": self.confidence,
+            "notes": [note.to_dict() for note in self.notes],
+        }
+        if self.etcd is not None:
+            entry["etcd"] = self.etcd.to_dict()
+        entry["jobs"] = [job.to_dict() for job in self.jobs]
+        return entry
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FioClassResult:
+        """Read one class's result back."""
+        etcd = data.get("etcd")
+        return cls(
+            storage_class=str(data.get("storage_class", "")),
+            confidence=str(data.get("confidence") or ""),
+            notes=tuple(FioNote.from_dict(note) for note in data.get("notes") or ()),
+            etcd=EtcdVerdict.from_dict(etcd) if isinstance(etcd, Mapping) else None,
+            jobs=tuple(FioJobSummary.from_dict(job) for job in data.get("jobs") or ()),
+        )
+
+
+@dataclass(frozen=True)
+class FioReport:
+    """Everything one `kubectl storage fio` run (or one offline file) measured.
+
+    Attributes:
+        profile: the profile's name, ``custom`` for a user's job file, ``from-file`` offline.
+        context: where the numbers come from (size, namespace, node, job file, source), in
+            the order shown; kept as given, so new context fields need no change here.
+        fio_version: fio's version, or the list of versions when runs disagree.
+        repeats: the largest number of runs of any class.
+        latency_measured: whether any job measured latency (off under ``gtod_reduce``).
+        notes: notes on the whole run (the kubestr profile's caveat).
+        results: one entry per class, in the order asked for.
+        baseline: the comparison with a saved report (``--baseline``).
+    """
+
+    profile: str
+    context: Mapping[str, Any] = field(default_factory=dict)
+    fio_version: str | tuple[str, ...] = ""
+    repeats: int = 0
+    latency_measured: bool = False
+    notes: tuple[FioNote, ...] = ()
+    results: tuple[FioClassResult, ...] = ()
+    baseline: BaselineComparison | None = None
+
+    def jobs(self) -> Iterator[tuple[str, FioJobSummary]]:
+        """``(storage_class, job)`` for every job, in report order."""
+        for result in self.results:
+            for job in result.jobs:
+                yield result.storage_class, job
+
+    @property
+    def failed_jobs(self) -> tuple[str, ...]:
+        """``class/job`` for every job fio reported an error for."""
+        return tuple(
+            f"{result.storage_class}/{name}"
+            for result in self.results
+            for name in result.failed_jobs
+        )
+
+    def with_baseline(self, comparison: BaselineComparison) -> FioReport:
+        """This report with a baseline comparison attached."""
+        return replace(self, baseline=comparison)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape: envelope, profile, context, then the measurements."""
+        body: dict[str, Any] = {"profile": self.profile}
+        body.update(self.context)
+        body["fio_version"] = (
+            list(self.fio_version) if isinstance(self.fio_version, tuple) else self.fio_version
+        )
+        body["repeats"] = self.repeats
+        body["latency_measured"] = self.latency_measured
+        body["notes"] = [note.to_dict() for note in self.notes]
+        body["results"] = [result.to_dict() for result in self.results]
+        if self.baseline is not None:
+            body["baseline"] = self.baseline.to_dict()
+        return report_envelope(REPORT_KIND, body)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FioReport:
+        """Read a saved report back.
+
+        Raises:
+            FioReportError: when ``data`` is not a FioReport of this API version.
+        """
+        if data.get("kind") != REPORT_KIND:
+            raise FioReportError(
+                f"it is not a {REPORT_KIND} (kind: {data.get('kind')!r}); save one with "
+                "`kubectl storage fio -o json > baseline.json`"
+            )
+        if data.get("apiVersion") != API_VERSION:
+            raise FioReportError(
+                f"it has apiVersion {data.get('apiVersion')!r}; this version reads {API_VERSION}"
+            )
+        version = data.get("fio_version")
+        baseline = data.get("baseline")
+        return cls(
+            profile=str(data.get("profile", "")),
+            context={k: v for k, v in data.items() if k not in _REPORT_KEYS},
+            fio_version=tuple(str(v) for v in version)
+            if isinstance(version, list)
+            else str(version or ""),
+            repeats=int(number(data.get("repeats")) or 0),
+            latency_measured=bool(data.get("latency_measured")),
+            notes=tuple(FioNote.from_dict(note) for note in data.get("notes") or ()),
+            results=tuple(FioClassResult.from_dict(r) for r in data.get("results") or ()),
+            baseline=BaselineComparison.from_dict(baseline)
+            if isinstance(baseline, Mapping)
+            else None,
+        )
