@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from kubectl_storage.core.k8s.quantities import format_bytes
+from kubectl_storage.core.snapshot.copy import SnapshotCopy
+from kubectl_storage.core.snapshot.listing import SnapshotListing
 from kubectl_storage.core.snapshot.snapshots import (
-    ListingEntry,
     SnapshotCheckReport,
     SnapshotInfo,
     SnapshotList,
@@ -124,36 +125,19 @@ def write_check_table(report: SnapshotCheckReport, out: TextIO, wide: bool = Fal
         out.write("The restore holds exactly the snapshot-time content and none of the change.\n")
 
 
-def _entry(entry: dict[str, Any]) -> ListingEntry:
-    return ListingEntry(
-        path=entry["path"],
-        type=entry["type"],
-        mode=int(entry["mode"], 8),
-        size_bytes=int(entry["sizeBytes"]),
-        modified=0.0,
-        user=entry["user"],
-        group=entry["group"],
-        link_target=entry.get("linkTarget"),
-    )
-
-
-def write_listing_table(report: dict[str, Any], out: TextIO, wide: bool = False) -> None:
+def write_listing_table(report: SnapshotListing, out: TextIO, wide: bool = False) -> None:
     """``ls -l``-like rows for a SnapshotListing."""
-    entries = report.get("entries") or []
-    title = f"{report.get('snapshot')}:{report.get('path')}"
-    if not entries:
+    title = f"{report.snapshot}:{report.path}"
+    if not report.entries:
         out.write(f"{title}\n  (empty)\n")
         return
     rows = []
-    for raw in entries:
-        entry = _entry(raw)
+    for entry in report.entries:
         name = entry.path + ("/" if entry.type == "directory" else "")
         if entry.link_target:
             name += f" -> {entry.link_target}"
         size = format_bytes(entry.size_bytes) if not wide else str(entry.size_bytes)
-        rows.append(
-            [entry.mode_text, entry.user, entry.group, size, raw.get("modified") or "-", name]
-        )
+        rows.append([entry.mode_text, entry.user, entry.group, size, entry.modified_text, name])
     write_table(rows, ["mode", "user", "group", "size", "modified", "name"], out, title=title)
 
 
@@ -165,16 +149,15 @@ def _bytes(n: int) -> str:
     return _count(n, "byte", "bytes") if n < 1024 else format_bytes(n)
 
 
-def write_copy_table(report: dict[str, Any], out: TextIO, wide: bool = False) -> None:
+def write_copy_table(report: SnapshotCopy, out: TextIO, wide: bool = False) -> None:
     """One line: what was copied where."""
-    parts = [_count(int(report.get("files") or 0), "file", "files")]
-    if report.get("directories"):
-        parts.append(_count(int(report["directories"]), "directory", "directories"))
-    skipped = report.get("skipped") or []
+    parts = [_count(report.files, "file", "files")]
+    if report.directories:
+        parts.append(_count(report.directories, "directory", "directories"))
     line = (
-        f"copied {', '.join(parts)} ({_bytes(int(report.get('bytes') or 0))}) from "
-        f"{report.get('snapshot')}:{report.get('path')} to {report.get('destination')}"
+        f"copied {', '.join(parts)} ({_bytes(report.bytes)}) from "
+        f"{report.snapshot}:{report.path} to {report.destination}"
     )
-    if skipped:
-        line += f"; skipped {len(skipped)}: " + ", ".join(skipped)
+    if report.skipped:
+        line += f"; skipped {len(report.skipped)}: " + ", ".join(report.skipped)
     out.write(line + "\n")

@@ -21,6 +21,12 @@ from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE
 from kubectl_storage.core.k8s.labels import run_labels
 from kubectl_storage.core.k8s.manifests import PodIdentity
 from kubectl_storage.core.snapshot import snapshots as snap
+from kubectl_storage.core.snapshot.copy import SnapshotCopy
+from kubectl_storage.core.snapshot.listing import (
+    build_listing_report,
+    listing_command,
+    parse_listing,
+)
 from kubectl_storage.core.snapshot.snapshots import (
     ADDED,
     APPENDED,
@@ -32,7 +38,6 @@ from kubectl_storage.core.snapshot.snapshots import (
     SnapshotChoiceError,
     SnapshotList,
     StepTiming,
-    build_listing_report,
     build_snapshot_list,
     check_size_problem,
     check_snapshot_class,
@@ -42,7 +47,6 @@ from kubectl_storage.core.snapshot.snapshots import (
     compare_restore,
     format_age,
     parse_checksums,
-    parse_listing,
     parse_snapshot_ref,
     plan_problems,
     snapshot_path,
@@ -469,8 +473,10 @@ def test_listing_parsed_and_rendered(golden) -> None:
     assert entries[2].mode_text == "drwxr-sr-x"
     assert entries[0].link_target == "/etc/passwd"
     report = build_listing_report("data-snap", "", entries, recursive=True)
-    assert report["kind"] == "SnapshotListing"
-    assert report["entries"][3] == {
+    document = report.to_dict()
+    assert document["kind"] == "SnapshotListing"
+    assert document["path"] == "/"
+    assert document["entries"][3] == {
         "path": "etc/app.conf",
         "type": "file",
         "mode": "0640",
@@ -492,14 +498,14 @@ def test_listing_command_runs_here(tmp_path: Path) -> None:
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "f.txt").write_text("hi")
     (tmp_path / "top").write_text("x")
-    command = snap.listing_command(str(tmp_path), recursive=True)
+    command = listing_command(str(tmp_path), recursive=True)
     out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
     assert [e.path for e in parse_listing(out)] == ["d", "d/f.txt", "top"]
-    one = snap.listing_command(str(tmp_path / "top"), recursive=False)
+    one = listing_command(str(tmp_path / "top"), recursive=False)
     out = subprocess.run(one, capture_output=True, text=True, check=True).stdout
     assert [(e.path, e.size_bytes) for e in parse_listing(out)] == [("top", 1)]
     missing = subprocess.run(
-        snap.listing_command(str(tmp_path / "nope"), recursive=False), capture_output=True
+        listing_command(str(tmp_path / "nope"), recursive=False), capture_output=True
     )
     assert missing.returncode == 3
 
@@ -670,22 +676,35 @@ def test_check_table_fail_wide_golden(golden) -> None:
 
 def test_copy_line() -> None:
     out = io.StringIO()
-    write_copy_table(
-        {
-            "snapshot": "s",
-            "path": "/logs",
-            "destination": "logs",
-            "files": 2,
-            "directories": 1,
-            "bytes": 300006,
-            "skipped": ["logs/abs (link to /etc/passwd, outside the copy)"],
-        },
-        out,
+    report = SnapshotCopy(
+        snapshot="s",
+        namespace="team-a",
+        path="/logs",
+        destination="logs",
+        files=2,
+        directories=1,
+        bytes=300006,
+        skipped=("logs/abs (link to /etc/passwd, outside the copy)",),
+        run_id="r1",
     )
+    write_copy_table(report, out)
     assert out.getvalue() == (
         "copied 2 files, 1 directory (293Ki) from s:/logs to logs; skipped 1: "
         "logs/abs (link to /etc/passwd, outside the copy)\n"
     )
+    assert report.to_dict() == {
+        "apiVersion": "kubectl-storage/v1alpha1",
+        "kind": "SnapshotCopy",
+        "snapshot": "s",
+        "namespace": "team-a",
+        "path": "/logs",
+        "destination": "logs",
+        "files": 2,
+        "directories": 1,
+        "bytes": 300006,
+        "skipped": ["logs/abs (link to /etc/passwd, outside the copy)"],
+        "runId": "r1",
+    }
 
 
 # -- manifests --------------------------------------------------------------------------------

@@ -11,17 +11,17 @@ objects as the API returns them (dicts) and decides. Nothing here talks to a clu
 * the check's plan: known files of several sizes, the change made after the snapshot, the shell
   scripts that write and checksum them, and :func:`compare_restore`, which says whether a
   restore holds exactly the snapshot-time content;
-* :class:`SnapshotCheckReport`, manifests for VolumeSnapshots, and paths inside a snapshot.
+* :class:`SnapshotCheckReport`, manifests for VolumeSnapshots, and paths inside a snapshot
+  (listings of a mounted snapshot are in :mod:`kubectl_storage.core.snapshot.listing`).
 """
 
 from __future__ import annotations
 
 import posixpath
 import shlex
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
@@ -535,107 +535,6 @@ def parse_snapshot_ref(text: str) -> tuple[str, str]:
     if not sep or not name:
         raise ValueError(f"{text!r} is not SNAPSHOT:PATH (example: data-snap:/var/log/app.log)")
     return name, path
-
-
-# -- listings (--ls, and --tree as data) ------------------------------------------------------
-
-#: find(1) -printf format: one NUL-terminated field each, eight per entry.
-LISTING_FORMAT = r"%y\0%m\0%s\0%T@\0%u\0%g\0%l\0%P\0"
-_LISTING_FIELDS = 8
-
-
-@dataclass(frozen=True)
-class ListingEntry:
-    """One file or directory inside a snapshot."""
-
-    path: str
-    type: str  # file, directory, symlink, other
-    mode: int  # permission bits
-    size_bytes: int
-    modified: float  # seconds since the epoch
-    user: str
-    group: str
-    link_target: str | None = None
-
-    @property
-    def mode_text(self) -> str:
-        """``-rw-r--r--`` as ls prints it."""
-        kind = {"file": stat.S_IFREG, "directory": stat.S_IFDIR, "symlink": stat.S_IFLNK}
-        return stat.filemode(kind.get(self.type, stat.S_IFIFO) | self.mode)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Contract shape."""
-        return {
-            "path": self.path,
-            "type": self.type,
-            "mode": f"{self.mode:04o}",
-            "sizeBytes": self.size_bytes,
-            "modified": _epoch_iso(self.modified),
-            "user": self.user,
-            "group": self.group,
-            "linkTarget": self.link_target,
-        }
-
-
-def _epoch_iso(seconds: float) -> str:
-    return datetime.fromtimestamp(int(seconds), UTC).isoformat().replace("+00:00", "Z")
-
-
-_TYPES = {"f": "file", "d": "directory", "l": "symlink"}
-
-
-def listing_command(path_in_pod: str, *, recursive: bool) -> list[str]:
-    """The command that lists ``path_in_pod`` (a directory's entries, or the file itself)."""
-    quoted = shlex.quote(path_in_pod)
-    fmt = shlex.quote(LISTING_FORMAT)
-    depth = "-mindepth 1" if recursive else "-mindepth 1 -maxdepth 1"
-    file_fmt = shlex.quote(LISTING_FORMAT.replace("%P", "%f"))
-    script = (
-        f"if [ -d {quoted} ] && [ ! -L {quoted} ]; then find {quoted} {depth} -printf {fmt}; "
-        f"elif [ -e {quoted} ] || [ -L {quoted} ]; then find {quoted} -maxdepth 0 -printf "
-        f"{file_fmt}; else echo 'no such file or directory' >&2; exit 3; fi"
-    )
-    return ["sh", "-c", script]
-
-
-def parse_listing(text: str) -> tuple[ListingEntry, ...]:
-    """Parse the output of :func:`listing_command`, sorted by path."""
-    fields = text.split("\0")
-    entries = []
-    for i in range(0, len(fields) - _LISTING_FIELDS + 1, _LISTING_FIELDS):
-        kind, mode, size, mtime, user, group, link, path = fields[i : i + _LISTING_FIELDS]
-        kind = kind.strip()
-        if not kind:
-            continue
-        entries.append(
-            ListingEntry(
-                path=path,
-                type=_TYPES.get(kind, "other"),
-                mode=int(mode, 8) if mode else 0,
-                size_bytes=int(size) if size.isdigit() else 0,
-                modified=float(mtime) if mtime else 0.0,
-                user=user,
-                group=group,
-                link_target=link or None,
-            )
-        )
-    entries.sort(key=lambda e: e.path)
-    return tuple(entries)
-
-
-def build_listing_report(
-    snapshot: str, path: str, entries: tuple[ListingEntry, ...], *, recursive: bool
-) -> dict[str, Any]:
-    """The SnapshotListing report (`browse --ls`, and `--tree` with -o json|yaml)."""
-    return report_envelope(
-        "SnapshotListing",
-        {
-            "snapshot": snapshot,
-            "path": "/" + path.strip("/"),
-            "recursive": recursive,
-            "entries": [e.to_dict() for e in entries],
-        },
-    )
 
 
 # -- the check's plan -------------------------------------------------------------------------

@@ -5,17 +5,14 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
-from kubectl_storage.core.k8s.manifests import (
-    Manifest,
-)
-from kubectl_storage.core.snapshot.snapshots import (
-    SNAPSHOT_MOUNT,
+from kubectl_storage.core.snapshot.listing import (
+    SnapshotListing,
     build_listing_report,
     listing_command,
     parse_listing,
 )
+from kubectl_storage.core.snapshot.snapshots import SNAPSHOT_MOUNT
 from kubectl_storage.errors import (
     ClusterError,
     NotFoundError,
@@ -25,7 +22,6 @@ from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.podstream import exec_interactive
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.operations.pipeline import Progress
-from kubectl_storage.operations.preflight import ClusterFacts, Requirements
 from kubectl_storage.operations.snapshot.common import (
     PodSettings,
     SnapshotSource,
@@ -33,12 +29,10 @@ from kubectl_storage.operations.snapshot.common import (
     exec_tool,
 )
 from kubectl_storage.operations.snapshot.restore import (
-    RestorePlan,
+    MountPlan,
+    RestoringCommand,
     in_snapshot,
     mount_snapshot,
-    plan_restore,
-    restore_offline,
-    restore_requirements,
     when_ready,
 )
 
@@ -73,52 +67,20 @@ class BrowseResult:
     """What browse produced: tree's text, a SnapshotListing, or nothing (after a shell)."""
 
     text: str | None = None
-    report: dict[str, Any] | None = None
+    report: SnapshotListing | None = None
 
 
-@dataclass(frozen=True)
-class BrowsePlan:
-    """A planned browse: the request and its restore."""
-
-    request: BrowseRequest
-    restore: RestorePlan
-
-    @property
-    def run_id(self) -> str:
-        """The run's id."""
-        return self.restore.run_id
-
-    def manifests(self) -> list[Manifest]:
-        """Creation order (what --dry-run prints)."""
-        return self.restore.manifests()
+BrowsePlan = MountPlan[BrowseRequest]
 
 
-class BrowseCommand:
+class BrowseCommand(RestoringCommand[BrowseRequest, BrowseResult]):
     """`kubectl storage snapshot browse` as pipeline stages."""
 
-    rbac_name = "snapshot"
     label = "snapshot-browse"
 
     def validate(self, request: BrowseRequest) -> None:
         """See :func:`validate_browse`."""
         validate_browse(request)
-
-    def requirements(self, request: BrowseRequest) -> Requirements:
-        """The snapshot API and the writes of a restore (and of a snapshot, with --pvc)."""
-        return restore_requirements(request.source)
-
-    def plan_offline(self, request: BrowseRequest) -> bool:
-        """Restore class and size (and snapshot class with --pvc) all given."""
-        return restore_offline(request.source)
-
-    def plan(
-        self, request: BrowseRequest, facts: ClusterFacts, run_id: str, api: KubeApi | None
-    ) -> BrowsePlan:
-        """See :func:`plan_restore`."""
-        restore = plan_restore(
-            api, request.source, request.pods, self.label, facts=facts, run_id=run_id
-        )
-        return BrowsePlan(request, restore)
 
     def run(
         self, api: KubeApi, plan: BrowsePlan, scope: RunScope, progress: Progress

@@ -12,36 +12,28 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from kubectl_storage.core.k8s.manifests import (
-    Manifest,
-)
 from kubectl_storage.core.k8s.quantities import format_bytes
-from kubectl_storage.core.report.envelope import report_envelope
-from kubectl_storage.core.snapshot.snapshots import (
-    SNAPSHOT_MOUNT,
-)
+from kubectl_storage.core.snapshot.copy import SnapshotCopy
+from kubectl_storage.core.snapshot.snapshots import SNAPSHOT_MOUNT
 from kubectl_storage.errors import (
     ClusterError,
     NotFoundError,
     UsageError,
 )
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.podstream import exec_to_sink
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.operations.pipeline import Progress
-from kubectl_storage.operations.preflight import ClusterFacts, Requirements
 from kubectl_storage.operations.snapshot.common import (
     PodSettings,
     SnapshotSource,
     Step,
 )
 from kubectl_storage.operations.snapshot.restore import (
-    RestorePlan,
+    MountPlan,
+    RestoringCommand,
     in_snapshot,
     mount_snapshot,
-    plan_restore,
-    restore_offline,
-    restore_requirements,
     when_ready,
 )
 
@@ -59,51 +51,21 @@ class CopyRequest:
     force: bool = False
 
 
-@dataclass(frozen=True)
-class CopyPlan:
-    """A planned copy: the request and its restore."""
-
-    request: CopyRequest
-    restore: RestorePlan
-
-    @property
-    def run_id(self) -> str:
-        """The run's id."""
-        return self.restore.run_id
-
-    def manifests(self) -> list[Manifest]:
-        """Creation order (what --dry-run prints)."""
-        return self.restore.manifests()
+CopyPlan = MountPlan[CopyRequest]
 
 
-class CopyCommand:
+class CopyCommand(RestoringCommand[CopyRequest, SnapshotCopy]):
     """`kubectl storage snapshot cp` as pipeline stages."""
 
-    rbac_name = "snapshot"
     label = "snapshot-cp"
 
     def validate(self, request: CopyRequest) -> None:
         """See :func:`validate_copy`."""
         validate_copy(request)
 
-    def requirements(self, request: CopyRequest) -> Requirements:
-        """The snapshot API and the writes of a restore."""
-        return restore_requirements(request.source)
-
-    def plan_offline(self, request: CopyRequest) -> bool:
-        """Restore class and size given."""
-        return restore_offline(request.source)
-
-    def plan(
-        self, request: CopyRequest, facts: ClusterFacts, run_id: str, api: KubeApi | None
-    ) -> CopyPlan:
-        """See :func:`plan_restore`."""
-        restore = plan_restore(
-            api, request.source, request.pods, self.label, facts=facts, run_id=run_id
-        )
-        return CopyPlan(request, restore)
-
-    def run(self, api: KubeApi, plan: CopyPlan, scope: RunScope, progress: Progress) -> JsonDict:
+    def run(
+        self, api: KubeApi, plan: CopyPlan, scope: RunScope, progress: Progress
+    ) -> SnapshotCopy:
         """See :func:`run_copy`."""
         return run_copy(api, plan, scope, progress.step)
 
@@ -148,7 +110,7 @@ class _CopyStats:
     skipped: list[str] = field(default_factory=list)
 
 
-def run_copy(api: KubeApi, planned: CopyPlan, scope: RunScope, step: Step) -> JsonDict:
+def run_copy(api: KubeApi, planned: CopyPlan, scope: RunScope, step: Step) -> SnapshotCopy:
     """Copy a file or directory out of the snapshot with tar over exec; a SnapshotCopy report."""
     request = planned.request
     target = validate_copy(request)
@@ -194,19 +156,16 @@ def run_copy(api: KubeApi, planned: CopyPlan, scope: RunScope, step: Step) -> Js
         _extract_and_place(spool, target, root=item == ".", force=request.force, stats=stats)
     for name in stats.skipped:
         log.warning("skipped %s", name)
-    return report_envelope(
-        "SnapshotCopy",
-        {
-            "snapshot": request.source.snapshot,
-            "namespace": ns,
-            "path": "/" + request.path.strip("/"),
-            "destination": str(target),
-            "files": stats.files,
-            "directories": stats.directories,
-            "bytes": stats.bytes,
-            "skipped": stats.skipped,
-            "runId": scope.run_id,
-        },
+    return SnapshotCopy(
+        snapshot=str(request.source.snapshot),
+        namespace=ns,
+        path="/" + request.path.strip("/"),
+        destination=str(target),
+        files=stats.files,
+        directories=stats.directories,
+        bytes=stats.bytes,
+        skipped=tuple(stats.skipped),
+        run_id=scope.run_id,
     )
 
 

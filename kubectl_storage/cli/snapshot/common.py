@@ -1,0 +1,71 @@
+"""Flags and pod settings shared by the snapshot subcommands that create pods."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from kubectl_storage.cli.options import (
+    parse_size,
+    placement_from_flags,
+)
+from kubectl_storage.core.k8s.quantities import Size
+
+if TYPE_CHECKING:
+    from kubectl_storage.operations.snapshot import PodSettings
+
+# -- options shared by the commands that create pods ------------------------------------------
+
+ImageOpt = Annotated[str | None, typer.Option("--image", help="Toolbox image (sh, tar, tree).")]
+RestoreClassOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--storage-class",
+        "-s",
+        help="Restore into this class (default: the source PVC's, else the driver's class).",
+    ),
+]
+RestoreSizeOpt = Annotated[
+    Size | None,
+    typer.Option(
+        "--size",
+        "-z",
+        help="Size of the restored PVC (default: its restoreSize).",
+        parser=parse_size,
+        metavar="SIZE",
+    ),
+]
+
+
+def pod_settings(
+    *,
+    node: str | None,
+    node_selector: str | None,
+    toleration: list[str] | None,
+    run_as_user: int | None,
+    fs_group: int | None,
+    image: str | None,
+    registry: str | None,
+    timeout: float,
+    keep: bool,
+) -> PodSettings:
+    from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415 - runtime only
+    from kubectl_storage.core.k8s.manifests import (  # noqa: PLC0415 - loaded when the command runs, not for its --help
+        PodIdentity,
+    )
+    from kubectl_storage.operations.snapshot import PodSettings  # noqa: PLC0415 - runtime only
+
+    placement = placement_from_flags(
+        "snapshot", node=node, node_selector=node_selector, toleration=toleration
+    )
+    identity = None
+    if run_as_user is not None or fs_group is not None:
+        identity = PodIdentity(run_as_user if run_as_user is not None else 1000, fs_group)
+    return PodSettings(
+        image=image or with_registry(TOOLBOX_IMAGE, registry),
+        placement=placement,
+        identity=identity,
+        timeout_s=timeout,
+        keep=keep,
+    )
