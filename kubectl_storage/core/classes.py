@@ -13,6 +13,7 @@ from kubectl_storage.core.k8s.objects import (
     is_default_snapshot_class,
     is_default_storage_class,
     name_of,
+    section,
 )
 from kubectl_storage.core.report.envelope import report_envelope
 from kubectl_storage.core.report.findings import Finding, Severity
@@ -157,12 +158,12 @@ def build_class_list(
             (
                 CsiDriverInfo(
                     name=name_of(d),
-                    attach_required=bool((d.get("spec") or {}).get("attachRequired", True)),
+                    attach_required=bool(section(d, "spec").get("attachRequired", True)),
                     fs_group_policy=str(
-                        (d.get("spec") or {}).get("fsGroupPolicy", "ReadWriteOnceWithFSType")
+                        section(d, "spec").get("fsGroupPolicy", "ReadWriteOnceWithFSType")
                     ),
                     lifecycle_modes=tuple(dig(d, "spec", "volumeLifecycleModes") or ["Persistent"]),
-                    pod_info_on_mount=bool((d.get("spec") or {}).get("podInfoOnMount", False)),
+                    pod_info_on_mount=bool(section(d, "spec").get("podInfoOnMount", False)),
                 )
                 for d in csi_drivers
             ),
@@ -173,7 +174,7 @@ def build_class_list(
     classes = []
     for sc in storage_classes:
         provisioner = str(sc.get("provisioner", ""))
-        parameters = {str(k): str(v) for k, v in (sc.get("parameters") or {}).items()}
+        parameters = {str(k): str(v) for k, v in section(sc, "parameters").items()}
         classes.append(
             StorageClassInfo(
                 name=name_of(sc),

@@ -31,6 +31,7 @@ from kubectl_storage.core.k8s.objects import (
     is_default_snapshot_class,
     is_default_storage_class,
     name_of,
+    pvc_capacity,
     section,
 )
 from kubectl_storage.core.k8s.quantities import (
@@ -189,7 +190,7 @@ def content_name_of(snapshot: Obj) -> str | None:
     bound = _status(snapshot).get("boundVolumeSnapshotContentName")
     if bound:
         return str(bound)
-    source = (_spec(snapshot).get("source") or {}).get("volumeSnapshotContentName")
+    source = dig(snapshot, "spec", "source", "volumeSnapshotContentName")
     return str(source) if source else None
 
 
@@ -231,7 +232,7 @@ def snapshot_info(
         restore_size=_restore_size_of(snapshot, content),
         bound_content=_status(snapshot).get("boundVolumeSnapshotContentName"),
         snapshot_handle=_status(content).get("snapshotHandle")
-        or (_spec(content).get("source") or {}).get("snapshotHandle"),
+        or dig(content, "spec", "source", "snapshotHandle"),
         created=created,
         age_s=max(0, int((now - created).total_seconds())) if created else None,
         error=_error_of(snapshot, content),
@@ -499,9 +500,7 @@ def choose_restore_size(
     if restore:
         return restore, "the snapshot's restoreSize"
     if source_pvc is not None:
-        capacity = (_status(source_pvc).get("capacity") or {}).get("storage") or (
-            (_spec(source_pvc).get("resources") or {}).get("requests") or {}
-        ).get("storage")
+        capacity = pvc_capacity(source_pvc)
         if capacity:
             return str(capacity), f"the capacity of source PVC {name_of(source_pvc)}"
     raise SnapshotChoiceError(
