@@ -138,6 +138,8 @@ def write_fio_table(report: FioReport, out: TextIO, wide: bool = False) -> None:
         write_table(rows, headers, out, title=f"StorageClass {result.storage_class} ({header})")
         out.write(class_verdict(result.storage_class, result.jobs) + "\n")
         _write_trust(result, out)
+        if result.clients:
+            _write_clients(result, out)
         out.write("\n")
 
     if len(report.results) > 1:
@@ -163,6 +165,36 @@ def write_fio_table(report: FioReport, out: TextIO, wide: bool = False) -> None:
                 f"{_metric_text(delta.metric, delta.current, None)} "
                 f"({delta.change_percent or 0:+.1f}%)\n"
             )
+
+
+def _write_clients(result: FioClassResult, out: TextIO) -> None:
+    """Each client's node and share of every job, then the skew between them."""
+    names: list[str] = []
+    for client in result.clients:
+        names.extend(job.name for job in client.jobs if job.name not in names)
+    rows = []
+    for client in result.clients:
+        jobs = {job.name: job for job in client.jobs}
+        cells = [str(client.index), client.pod, client.node or "-"]
+        for name in names:
+            job = jobs.get(name)
+            if job is None:
+                cells.append("-")
+                continue
+            share = f" ({job.share_percent:.0f}%)" if job.share_percent is not None else ""
+            cells.append(("ERROR " if job.error else "") + _num(job.iops) + share)
+        cells.append(client.error or "")
+        rows.append(cells)
+    out.write("\n")
+    headers = ["client", "pod", "node", *names, "problem"]
+    write_table(rows, headers, out, title=f"Clients of {result.storage_class}: IOPS (share)")
+    skews = [
+        f"{name} {value:.0f}%"
+        for name, value in result.client_skew_percent.items()
+        if value is not None
+    ]
+    if skews:
+        out.write("skew between clients ((max - min) / mean IOPS): " + ", ".join(skews) + "\n")
 
 
 def _version_text(version: str | tuple[str, ...]) -> str:

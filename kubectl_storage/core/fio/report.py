@@ -231,6 +231,91 @@ class FioJobSummary:
 
 
 @dataclass(frozen=True)
+class FioClientJob:
+    """One job as one client ran it (``--clients``), mean over the repeats.
+
+    Attributes:
+        name: the job's name.
+        iops: reads and writes per second of this client.
+        bw_kib_s: reads and writes in KiB/s.
+        share_percent: this client's part of all clients' IOPS for the job.
+        error: fio's error number for this client's job.
+    """
+
+    name: str
+    iops: float | None
+    bw_kib_s: float | None
+    share_percent: float | None
+    error: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape with fixed key order."""
+        return {
+            "name": self.name,
+            "iops": self.iops,
+            "bw_kib_s": self.bw_kib_s,
+            "share_percent": self.share_percent,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FioClientJob:
+        """Read one back from a saved report."""
+        return cls(
+            name=str(data.get("name", "")),
+            iops=number(data.get("iops")),
+            bw_kib_s=number(data.get("bw_kib_s")),
+            share_percent=number(data.get("share_percent")),
+            error=int(number(data.get("error")) or 0),
+        )
+
+
+@dataclass(frozen=True)
+class FioClientSummary:
+    """One client of a ``--clients`` run: its pod, node and jobs.
+
+    Attributes:
+        index: its number (0 runs ``fio --client``).
+        pod: its pod.
+        node: the node it ran on, ``None`` when never scheduled.
+        address: its pod IP, ``None`` when it never ran.
+        error: why it took no part, ``None`` when it did.
+        jobs: its jobs, in the job file's order.
+    """
+
+    index: int
+    pod: str
+    node: str | None
+    address: str | None
+    error: str | None
+    jobs: tuple[FioClientJob, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape with fixed key order."""
+        return {
+            "index": self.index,
+            "pod": self.pod,
+            "node": self.node,
+            "address": self.address,
+            "error": self.error,
+            "jobs": [job.to_dict() for job in self.jobs],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FioClientSummary:
+        """Read one back from a saved report."""
+        node, address, error = data.get("node"), data.get("address"), data.get("error")
+        return cls(
+            index=int(number(data.get("index")) or 0),
+            pod=str(data.get("pod", "")),
+            node=str(node) if node else None,
+            address=str(address) if address else None,
+            error=str(error) if error else None,
+            jobs=tuple(FioClientJob.from_dict(job) for job in data.get("jobs") or ()),
+        )
+
+
+@dataclass(frozen=True)
 class FioClassResult:
     """What one StorageClass (or the given PVC) produced.
 
@@ -239,7 +324,12 @@ class FioClassResult:
         confidence: ``trusted`` or ``suspect: <reasons>`` (the guards' summary).
         notes: the guards' notes on this class's runs.
         etcd: etcd's fdatasync verdict, with the etcd profile only.
-        jobs: its jobs, in the order of the job file.
+        jobs: its jobs, in the order of the job file; with ``--clients``, each job added up
+            over the clients (IOPS and bandwidth summed, percentiles from the summed
+            histograms).
+        clients: with ``--clients``, every client, also those that took no part.
+        client_skew_percent: with ``--clients``, per job: (largest - smallest client IOPS)
+            / mean, ``None`` below two clients.
     """
 
     storage_class: str
@@ -247,6 +337,13 @@ class FioClassResult:
     notes: tuple[FioNote, ...] = ()
     etcd: EtcdVerdict | None = None
     jobs: tuple[FioJobSummary, ...] = ()
+    clients: tuple[FioClientSummary, ...] = ()
+    client_skew_percent: Mapping[str, float | None] = field(default_factory=dict)
+
+    @property
+    def failed_clients(self) -> tuple[FioClientSummary, ...]:
+        """Clients that took no part in the run."""
+        return tuple(client for client in self.clients if client.error)
 
     @property
     def failed_jobs(self) -> tuple[str, ...]:
@@ -263,18 +360,26 @@ class FioClassResult:
         if self.etcd is not None:
             entry["etcd"] = self.etcd.to_dict()
         entry["jobs"] = [job.to_dict() for job in self.jobs]
+        if self.clients:
+            entry["clients"] = [client.to_dict() for client in self.clients]
+            entry["client_skew_percent"] = dict(self.client_skew_percent)
         return entry
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FioClassResult:
         """Read one class's result back."""
         etcd = data.get("etcd")
+        skew = data.get("client_skew_percent")
         return cls(
             storage_class=str(data.get("storage_class", "")),
             confidence=str(data.get("confidence") or ""),
             notes=tuple(FioNote.from_dict(note) for note in data.get("notes") or ()),
             etcd=EtcdVerdict.from_dict(etcd) if isinstance(etcd, Mapping) else None,
             jobs=tuple(FioJobSummary.from_dict(job) for job in data.get("jobs") or ()),
+            clients=tuple(FioClientSummary.from_dict(c) for c in data.get("clients") or ()),
+            client_skew_percent={str(k): number(v) for k, v in skew.items()}
+            if isinstance(skew, Mapping)
+            else {},
         )
 
 
@@ -316,6 +421,15 @@ class FioReport:
             f"{result.storage_class}/{name}"
             for result in self.results
             for name in result.failed_jobs
+        )
+
+    @property
+    def failed_clients(self) -> tuple[str, ...]:
+        """``class/pod (reason)`` for every client that took no part."""
+        return tuple(
+            f"{result.storage_class}/{client.pod} ({client.error})"
+            for result in self.results
+            for client in result.failed_clients
         )
 
     def with_baseline(self, comparison: BaselineComparison) -> FioReport:

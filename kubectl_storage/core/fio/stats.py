@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from kubectl_storage.core.fio.clients import ClientRuns, job_iops, skew_percent
 from kubectl_storage.core.fio.clones import combine_clones
 from kubectl_storage.core.fio.guards import (
     FioNote,
@@ -44,6 +45,8 @@ from kubectl_storage.core.fio.report import (
     VERDICT_REGRESSED,
     BaselineComparison,
     FioClassResult,
+    FioClientJob,
+    FioClientSummary,
     FioJobSummary,
     FioReport,
     MetricDelta,
@@ -176,6 +179,7 @@ def build_fio_report(
     profile: str,
     context: Mapping[str, Any] | None = None,
     stderr: Mapping[str, str] | None = None,
+    client_runs: Mapping[str, ClientRuns] | None = None,
 ) -> FioReport:
     """Assemble a FioReport from parsed runs, one list of repeats per StorageClass.
 
@@ -190,6 +194,9 @@ def build_fio_report(
         context: where the numbers come from (sizes, namespace, node, job file text).
         stderr: StorageClass name -> what fio wrote on stderr, read for environment errors
             (ENOSPC, EROFS, libaio EAGAIN) that fio's JSON only gives as a number.
+        client_runs: for a ``--clients`` run, StorageClass name -> its clients and their
+            runs. ``class_runs`` then holds each run's sum over the clients; the guards judge
+            every client's own jobs (each client has its own data set and cache).
 
     Returns:
         The report.
@@ -215,6 +222,7 @@ def build_fio_report(
                 counted[storage_class],
                 profile=profile,
                 stderr=(stderr or {}).get(storage_class, ""),
+                clients=(client_runs or {}).get(storage_class),
             )
             for storage_class, runs in class_runs.items()
         ),
@@ -228,10 +236,17 @@ def _class_result(
     *,
     profile: str,
     stderr: str,
+    clients: ClientRuns | None = None,
 ) -> FioClassResult:
     notes: list[FioNote] = []
-    for run, jobs in zip(runs, counted, strict=True):
-        notes.extend(run_notes(run, jobs))
+    if clients is None:
+        for run, jobs in zip(runs, counted, strict=True):
+            notes.extend(run_notes(run, jobs))
+    else:
+        for client_run in clients.runs:
+            for client in client_run.clients:
+                notes.extend(run_notes(client.result))
+            notes.extend(text_notes(client_run.combined.surrounding_text))
     notes.extend(text_notes(stderr))
     etcd = None
     if profile == "etcd":
@@ -239,13 +254,84 @@ def _class_result(
         notes.append(etcd_note(etcd))
     kept = dedupe(notes)
     merged = merge_repeats([[job_contract(job) for job in jobs] for jobs in counted])
+    summaries = _client_summaries(clients) if clients is not None else ()
     return FioClassResult(
         storage_class=storage_class,
         confidence=confidence(kept),
         notes=tuple(kept),
         etcd=etcd,
         jobs=tuple(FioJobSummary.from_dict(job) for job in merged),
+        clients=summaries,
+        client_skew_percent=_client_skew(summaries),
     )
+
+
+def _client_summaries(clients: ClientRuns) -> tuple[FioClientSummary, ...]:
+    """Each client's jobs, mean over the repeats, with its share of the job's IOPS."""
+    # address -> job name -> [(iops, bw, error) per repeat]
+    seen: dict[str, dict[str, list[tuple[float, float, int]]]] = {}
+    job_order: list[str] = []
+    for run in clients.runs:
+        for part in run.clients:
+            for job in combine_clones(part.result):
+                if job.name not in job_order:
+                    job_order.append(job.name)
+                bw = job.read.bw_kib_s + job.write.bw_kib_s + job.trim.bw_kib_s
+                if job.mixed is not None and job.mixed.bw_kib_s:
+                    bw = job.mixed.bw_kib_s
+                per_job = seen.setdefault(part.address, {}).setdefault(job.name, [])
+                per_job.append((job_iops(job), bw, job.error))
+    means: dict[str, dict[str, tuple[float, float, int]]] = {
+        address: {
+            name: (
+                statistics.fmean(v[0] for v in values),
+                statistics.fmean(v[1] for v in values),
+                next((v[2] for v in values if v[2]), 0),
+            )
+            for name, values in jobs.items()
+        }
+        for address, jobs in seen.items()
+    }
+    totals = {
+        name: sum(jobs[name][0] for jobs in means.values() if name in jobs) for name in job_order
+    }
+    summaries = []
+    for client in clients.clients:
+        jobs = means.get(client.address or "", {})
+        summaries.append(
+            FioClientSummary(
+                index=client.index,
+                pod=client.pod,
+                node=client.node,
+                address=client.address,
+                error=client.error
+                or (None if jobs or client.address is None else "fio reported no jobs"),
+                jobs=tuple(
+                    FioClientJob(
+                        name=name,
+                        iops=jobs[name][0],
+                        bw_kib_s=jobs[name][1],
+                        share_percent=jobs[name][0] / totals[name] * 100 if totals[name] else None,
+                        error=jobs[name][2],
+                    )
+                    for name in job_order
+                    if name in jobs
+                ),
+            )
+        )
+    return tuple(summaries)
+
+
+def _client_skew(summaries: Sequence[FioClientSummary]) -> dict[str, float | None]:
+    names: list[str] = []
+    for summary in summaries:
+        names.extend(job.name for job in summary.jobs if job.name not in names)
+    return {
+        name: skew_percent(
+            [job.iops or 0.0 for summary in summaries for job in summary.jobs if job.name == name]
+        )
+        for name in names
+    }
 
 
 def _measured_latency(job: FioJobResult) -> bool:

@@ -1,0 +1,215 @@
+"""fio's client/server mode: one ``fio --client`` run driving ``fio --server`` in many pods.
+
+``fio --client=ADDR1 job1.fio --client=ADDR2 job2.fio …`` sends each job file to the server at
+that address, runs them all at once and prints one JSON document. Its ``client_stats`` list has
+every client's jobs, each carrying ``hostname`` (the address the client was given), and ends
+with one entry named ``All clients``. That last entry adds up every job of every client into a
+single one, all stonewall groups together, so for a profile of several jobs it mixes a read job
+with a write job; it is not used here.
+
+Instead, the same job of every client is added up the way fio adds up ``numjobs`` clones
+(:func:`kubectl_storage.core.fio.clones.merge_clones`): IOPS and bandwidth summed over the
+clients, latency percentiles read off the sum of their histograms (exact with
+``--output-format=json+``), never averaged. Each client's own jobs are kept too, so the report
+can show every client's share, the skew between them, and judge each client's data set on its
+own (a data set is per client: N clients on N files hold N times one file's data).
+
+Pure module: text in, dataclasses out. Verified against fio 3.33's own output with three
+servers (tests/fixtures/fio/SOURCES.md).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kubectl_storage.core.fio.clones import merge_clones
+from kubectl_storage.core.fio.results import (
+    FioJobResult,
+    FioOutputError,
+    FioResult,
+    parse_fio_job,
+)
+
+#: The ``jobname`` of fio's sum over every client and job.
+ALL_CLIENTS = "All clients"
+#: fio's default server port (``fio --server`` listens on it on every address).
+FIO_SERVER_PORT = 8765
+
+
+@dataclass(frozen=True)
+class ClientResult:
+    """One client's part of a client/server run.
+
+    Attributes:
+        address: the address the client was given (the pod's IP).
+        result: that client's jobs, in fio's order.
+    """
+
+    address: str
+    result: FioResult
+
+
+@dataclass(frozen=True)
+class ClientServerRun:
+    """A whole client/server run.
+
+    Attributes:
+        clients: each client's result, in the order the clients were given.
+        combined: every job added up over the clients (one entry per job, in fio's order);
+            its ``surrounding_text`` is what fio printed outside the JSON, for all clients.
+    """
+
+    clients: tuple[ClientResult, ...]
+    combined: FioResult
+
+
+@dataclass(frozen=True)
+class FioClient:
+    """One planned client: the pod that runs ``fio --server``, and where it ran.
+
+    Attributes:
+        index: its number in the run (0 is the pod ``fio --client`` runs in).
+        pod: the pod's name.
+        node: the node it ran on, ``None`` when it was never scheduled.
+        address: the pod's IP, ``None`` when it never ran.
+        error: why it took no part (the pod did not start), ``None`` when it did.
+    """
+
+    index: int
+    pod: str
+    node: str | None = None
+    address: str | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ClientRuns:
+    """Everything one class's clients did: who they were and each repeat's run.
+
+    Attributes:
+        clients: every planned client, running or not, by index.
+        runs: one client/server run per repeat, over the clients that ran.
+    """
+
+    clients: tuple[FioClient, ...]
+    runs: tuple[ClientServerRun, ...]
+
+
+def client_arguments(clients: Sequence[tuple[str, str]]) -> list[str]:
+    """``--client=ADDR JOBFILE`` pairs for ``fio``, one per ``(address, job file)``."""
+    arguments: list[str] = []
+    for address, job_file in clients:
+        arguments += [f"--client={address},{FIO_SERVER_PORT}", job_file]
+    return arguments
+
+
+def parse_client_output(text: str, addresses: Sequence[str]) -> ClientServerRun:
+    """Parse the stdout of one ``fio --client`` run.
+
+    Args:
+        text: fio's stdout: per-client text lines (``<host> …``) and the JSON document.
+        addresses: the clients' addresses in the order they were given; a client that
+            reported nothing still gets an entry, with no jobs.
+
+    Returns:
+        Each client's result and their sum.
+
+    Raises:
+        FioOutputError: when the output holds no client/server JSON document.
+    """
+    document, outside = _client_document(text)
+    entries = document.get("client_stats")
+    if not isinstance(entries, list):
+        raise FioOutputError("fio client output has no 'client_stats' list")
+    version = str(document.get("fio version", "unknown"))
+    global_options = {str(k): str(v) for k, v in (document.get("global options") or {}).items()}
+    by_address: dict[str, list[FioJobResult]] = {address: [] for address in addresses}
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict) or entry.get("jobname") == ALL_CLIENTS:
+            continue
+        address = str(entry.get("hostname", ""))
+        by_address.setdefault(address, []).append(parse_fio_job(entry, index=index))
+    clients = tuple(
+        ClientResult(
+            address,
+            FioResult(
+                fio_version=version,
+                jobs=tuple(jobs),
+                disk_util=(),
+                global_options=global_options,
+                raw={"client_stats": [job.raw for job in jobs]},
+            ),
+        )
+        for address, jobs in by_address.items()
+    )
+    combined = FioResult(
+        fio_version=version,
+        jobs=combine_clients([client.result for client in clients]),
+        disk_util=(),
+        global_options=global_options,
+        raw=document,
+        surrounding_text=outside,
+    )
+    return ClientServerRun(clients, combined)
+
+
+def combine_clients(results: Sequence[FioResult]) -> tuple[FioJobResult, ...]:
+    """Each job added up over the clients that ran it, in the order of first appearance.
+
+    Jobs are matched by name and stonewall group; a job only one client ran passes through.
+    """
+    order: list[tuple[str, int]] = []
+    members: dict[tuple[str, int], list[FioJobResult]] = {}
+    for result in results:
+        for job in result.jobs:
+            key = (job.name, job.group_id)
+            if key not in members:
+                members[key] = []
+                order.append(key)
+            members[key].append(job)
+    return tuple(
+        members[key][0] if len(members[key]) == 1 else merge_clones(members[key]) for key in order
+    )
+
+
+def job_iops(job: FioJobResult) -> float:
+    """All the I/Os per second of a job, reads and writes (and fio's unified ``mixed``)."""
+    if job.mixed is not None and job.mixed.iops:
+        return job.mixed.iops
+    return job.read.iops + job.write.iops + job.trim.iops
+
+
+def skew_percent(values: Sequence[float]) -> float | None:
+    """How far apart the clients are: (largest - smallest) / mean, in percent.
+
+    ``None`` below two values or when they are all zero.
+    """
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    if mean <= 0:
+        return None
+    return (max(values) - min(values)) / mean * 100
+
+
+def _client_document(text: str) -> tuple[Mapping[str, Any], str]:
+    decoder = json.JSONDecoder()
+    position = text.find("{")
+    while position != -1:
+        try:
+            value, end = decoder.raw_decode(text, position)
+        except json.JSONDecodeError:
+            position = text.find("{", position + 1)
+            continue
+        if isinstance(value, dict) and "client_stats" in value:
+            return value, (text[:position] + text[end:]).strip()
+        position = text.find("{", end if isinstance(value, dict) else position + 1)
+    snippet = text.strip()[:200]
+    raise FioOutputError(
+        "no fio client/server JSON report found in the output"
+        + (f"; output starts with: {snippet!r}" if snippet else "; the output is empty")
+    )

@@ -1,0 +1,255 @@
+"""fio client/server runs: each client's jobs kept, the same job added up over the clients.
+
+On real fio 3.33 output of three `fio --server` processes (tests/fixtures/fio/SOURCES.md).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_storage.core.fio.clients import (
+    ALL_CLIENTS,
+    ClientRuns,
+    FioClient,
+    client_arguments,
+    job_iops,
+    parse_client_output,
+    skew_percent,
+)
+from kubectl_storage.core.fio.report import FioReport
+from kubectl_storage.core.fio.results import FioOutputError
+from kubectl_storage.core.fio.stats import build_fio_report
+from kubectl_storage.render.fio import write_fio_table
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "fio"
+ADDRESSES = ["127.0.0.1", "127.0.0.2", "127.0.0.3"]
+
+
+def text(name: str) -> str:
+    return (FIXTURES / name).read_text(encoding="utf-8")
+
+
+def document(name: str) -> dict[str, Any]:
+    raw = text(name)
+    return json.loads(raw[raw.index("\n{") :])
+
+
+def percentile_from_bins(bins: dict[int, int], percent: float) -> int:
+    """The smallest bin value at or below which ``percent`` of the samples lie (nearest rank).
+
+    An independent, plain reading of a histogram to check the merge against; fio's own
+    algorithm (core/fio/clones.py) additionally maps values to its bucket boundaries, which
+    the bins' keys already are.
+    """
+    total = sum(bins.values())
+    needed = total * percent / 100
+    seen = 0
+    for value in sorted(bins):
+        seen += bins[value]
+        if seen >= needed:
+            return value
+    raise AssertionError("empty histogram")
+
+
+def test_each_client_keeps_its_own_jobs_in_the_order_given() -> None:
+    run = parse_client_output(text("fio-3.33-client-server-3-clients-json+.txt"), ADDRESSES)
+
+    assert [client.address for client in run.clients] == ADDRESSES
+    assert all([j.name for j in c.result.jobs] == ["read_iops", "write_iops"] for c in run.clients)
+    raw = document("fio-3.33-client-server-3-clients-json+.txt")["client_stats"]
+    client_2_read = next(
+        e for e in raw if e["hostname"] == "127.0.0.2" and e["jobname"] == "read_iops"
+    )
+    assert run.clients[1].result.jobs[0].read.iops == pytest.approx(client_2_read["read"]["iops"])
+    # fio's per-host text lines are kept for the guards that read them.
+    assert run.combined.surrounding_text.startswith("<vm> read_iops: (g=0)")
+
+
+def test_the_sum_is_per_job_not_fios_all_clients_entry() -> None:
+    raw = document("fio-3.33-client-server-3-clients-json+.txt")["client_stats"]
+    all_clients = next(e for e in raw if e["jobname"] == ALL_CLIENTS)
+    run = parse_client_output(text("fio-3.33-client-server-3-clients-json+.txt"), ADDRESSES)
+
+    read, write = run.combined.jobs
+    assert (read.name, write.name) == ("read_iops", "write_iops")
+    assert read.clones == write.clones == 3
+    # fio's "All clients" adds the read job and the write job of every client together.
+    assert all_clients["read"]["iops"] > 0
+    assert all_clients["write"]["iops"] > 0
+    assert read.write.iops == 0
+    assert write.read.iops == 0
+    client_reads = [c.result.jobs[0].read.iops for c in run.clients]
+    assert read.read.iops == pytest.approx(sum(client_reads), rel=0.002)
+
+
+def test_one_job_sum_matches_fios_own_all_clients_numbers() -> None:
+    name = "fio-3.33-client-server-3-clients-one-job-json+.txt"
+    raw = document(name)["client_stats"]
+    fio_sum = next(e for e in raw if e["jobname"] == ALL_CLIENTS)["read"]
+    run = parse_client_output(text(name), ADDRESSES)
+
+    (job,) = run.combined.jobs
+    merged = job.raw["read"]
+    assert merged["total_ios"] == fio_sum["total_ios"]
+    assert merged["runtime"] == fio_sum["runtime"]
+    assert job.read.iops == pytest.approx(fio_sum["iops"])
+    assert merged["clat_ns"]["N"] == fio_sum["clat_ns"]["N"]
+    assert merged["clat_ns"]["mean"] == pytest.approx(fio_sum["clat_ns"]["mean"], rel=1e-9)
+    assert merged["clat_ns"]["min"] == fio_sum["clat_ns"]["min"]
+    assert merged["clat_ns"]["max"] == fio_sum["clat_ns"]["max"]
+
+
+def test_percentiles_come_from_the_summed_histograms() -> None:
+    name = "fio-3.33-client-server-3-clients-one-job-json+.txt"
+    clients = [e for e in document(name)["client_stats"] if e["jobname"] != ALL_CLIENTS]
+    summed: dict[int, int] = {}
+    for entry in clients:
+        for value, count in entry["read"]["clat_ns"]["bins"].items():
+            summed[int(value)] = summed.get(int(value), 0) + int(count)
+    run = parse_client_output(text(name), ADDRESSES)
+
+    (job,) = run.combined.jobs
+    assert job.percentile_merge == "exact"
+    assert job.read.clat_p99_us == pytest.approx(percentile_from_bins(summed, 99) / 1000)
+    assert job.read.clat_p50_us == pytest.approx(percentile_from_bins(summed, 50) / 1000)
+    # Not an average of the clients' p99s: here the merged p99 differs from their mean.
+    p99s = [e["read"]["clat_ns"]["percentile"]["99.000000"] / 1000 for e in clients]
+    assert min(p99s) <= job.read.clat_p99_us <= max(p99s)
+    assert job.read.clat_p99_us != pytest.approx(sum(p99s) / 3)
+
+
+def test_a_failing_client_keeps_its_error_and_the_others_their_results() -> None:
+    run = parse_client_output(
+        text("fio-3.33-client-server-job-error-json+.txt"), ["127.0.0.1", "127.0.0.2"]
+    )
+
+    healthy, failing = run.clients
+    assert [j.error for j in healthy.result.jobs] == [0, 0]
+    assert [(j.name, j.error) for j in failing.result.jobs] == [("write_to_dev_full", 28)]
+    assert [(j.name, j.error) for j in run.combined.jobs] == [
+        ("read_iops", 0),
+        ("write_iops", 0),
+        ("write_to_dev_full", 28),
+    ]
+
+
+def test_a_client_that_reported_nothing_still_has_an_entry() -> None:
+    run = parse_client_output(
+        text("fio-3.33-client-server-job-error-json+.txt"), ["127.0.0.1", "127.0.0.2", "10.9.9.9"]
+    )
+
+    assert run.clients[2].address == "10.9.9.9"
+    assert run.clients[2].result.jobs == ()
+
+
+def test_output_without_a_client_document_is_refused() -> None:
+    with pytest.raises(FioOutputError, match="client/server"):
+        parse_client_output(text("fio-3.33-quick-profile-ext4.json"), ADDRESSES)
+    with pytest.raises(FioOutputError, match="empty"):
+        parse_client_output("", ADDRESSES)
+
+
+def test_client_arguments_pair_each_address_with_its_job_file() -> None:
+    assert client_arguments([("10.0.0.5", "/etc/j0.fio"), ("10.0.0.6", "/etc/j1.fio")]) == [
+        "--client=10.0.0.5,8765",
+        "/etc/j0.fio",
+        "--client=10.0.0.6,8765",
+        "/etc/j1.fio",
+    ]
+
+
+def test_skew_and_iops() -> None:
+    run = parse_client_output(text("fio-3.33-client-server-3-clients-json+.txt"), ADDRESSES)
+    reads = [job_iops(c.result.jobs[0]) for c in run.clients]
+
+    skew = skew_percent(reads)
+    assert skew is not None
+    assert skew == pytest.approx((max(reads) - min(reads)) / (sum(reads) / 3) * 100)
+    assert skew_percent([100.0]) is None
+    assert skew_percent([0.0, 0.0]) is None
+    assert skew_percent([50.0, 150.0]) == pytest.approx(100.0)
+
+
+# --- in the report ---------------------------------------------------------------------------
+
+
+def client_report(*, failed_pod: bool = False) -> FioReport:
+    run = parse_client_output(text("fio-3.33-client-server-3-clients-json+.txt"), ADDRESSES)
+    clients = [
+        FioClient(index, f"fio-run1-fast-c{index}", f"node-{index}", address)
+        for index, address in enumerate(ADDRESSES)
+    ]
+    if failed_pod:
+        clients.append(FioClient(3, "fio-run1-fast-c3", None, None, "Pending: 0/3 nodes free"))
+    return build_fio_report(
+        {"fast": [run.combined, run.combined]},
+        profile="custom",
+        client_runs={"fast": ClientRuns(tuple(clients), (run, run))},
+    )
+
+
+def test_report_sums_the_job_and_gives_each_clients_share() -> None:
+    report = client_report()
+
+    (result,) = report.results
+    read = result.jobs[0]
+    client_reads = [client.jobs[0].iops for client in result.clients]
+    assert read.value("read_iops") == pytest.approx(sum(c or 0 for c in client_reads), rel=0.002)
+    shares = [client.jobs[0].share_percent or 0 for client in result.clients]
+    assert sum(shares) == pytest.approx(100)
+    assert [c.node for c in result.clients] == ["node-0", "node-1", "node-2"]
+    assert result.client_skew_percent["read_iops"] == pytest.approx(
+        skew_percent([c or 0 for c in client_reads])
+    )
+    assert not report.failed_clients
+
+
+def test_a_client_that_never_ran_is_reported_and_the_others_stay() -> None:
+    report = client_report(failed_pod=True)
+
+    (result,) = report.results
+    assert report.failed_clients == ("fast/fio-run1-fast-c3 (Pending: 0/3 nodes free)",)
+    assert [len(c.jobs) for c in result.clients] == [2, 2, 2, 0]
+    assert result.jobs[0].value("read_iops")
+
+
+def test_client_report_reads_back_from_json() -> None:
+    report = client_report(failed_pod=True)
+    saved = json.loads(json.dumps(report.to_dict()))
+
+    assert list(saved["results"][0])[-2:] == ["clients", "client_skew_percent"]
+    assert FioReport.from_dict(saved).to_dict() == saved
+
+
+def test_a_report_without_clients_has_no_client_keys() -> None:
+    run = parse_client_output(text("fio-3.33-client-server-3-clients-json+.txt"), ADDRESSES)
+
+    document = build_fio_report({"fast": [run.combined]}, profile="custom").to_dict()
+
+    assert "clients" not in document["results"][0]
+
+
+def test_table_shows_each_client_its_node_share_and_problem() -> None:
+    out = io.StringIO()
+    write_fio_table(client_report(failed_pod=True), out)
+
+    lines = out.getvalue().splitlines()
+    start = lines.index("Clients of fast: IOPS (share)")
+    assert lines[start + 1].split() == [
+        "CLIENT",
+        "POD",
+        "NODE",
+        "READ_IOPS",
+        "WRITE_IOPS",
+        "PROBLEM",
+    ]
+    assert lines[start + 2].split()[:3] == ["0", "fio-run1-fast-c0", "node-0"]
+    assert lines[start + 5].split() == [
+        "3", "fio-run1-fast-c3", "-", "-", "-", "Pending:", "0/3", "nodes", "free",
+    ]  # fmt: skip
+    assert lines[start + 6].startswith("skew between clients")
