@@ -25,6 +25,7 @@ from kubectl_storage.cli.options import (
     placement_from_flags,
     positive_count,
 )
+from kubectl_storage.core.fio.clients import Spread
 from kubectl_storage.core.fio.jobs import ProfileName
 from kubectl_storage.core.k8s.manifests import VolumeMode
 from kubectl_storage.core.k8s.quantities import Size
@@ -105,6 +106,24 @@ def fio_command(
         Path | None,
         typer.Option("--from-json", help="Re-render a saved report or raw fio JSON; no cluster."),
     ] = None,
+    clients: Annotated[
+        int,
+        typer.Option(
+            "--clients",
+            help="Run the job on N pods at once (fio client/server) and add the results up.",
+            callback=positive_count,
+            metavar="N",
+        ),
+    ] = 1,
+    shared: Annotated[
+        bool,
+        typer.Option(
+            "--shared", help="All --clients on one ReadWriteMany PVC (each its own files)."
+        ),
+    ] = False,
+    spread: Annotated[
+        Spread, typer.Option("--spread", help="Spread --clients over nodes or zones (preferred).")
+    ] = Spread.NODES,
 ) -> None:
     """Benchmark StorageClasses with fio: IOPS, bandwidth and latency percentiles.
 
@@ -122,6 +141,8 @@ def fio_command(
         kubectl storage fio -s fast --baseline fast.json --max-regression 15%
 
         kubectl storage fio --pvc my-data -f my-job.fio
+
+        kubectl storage fio -s shared-nfs --clients 4 --shared
 
         kubectl storage fio --from-json fast.json
     """
@@ -173,6 +194,9 @@ def fio_command(
         keep=keep,
         parallel=parallel,
         repeat=repeat,
+        clients=clients,
+        shared=shared,
+        spread=spread,
     )
     measured = options.execute(
         FioCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
@@ -247,5 +271,11 @@ def _finish(
             raise UsageError(f"--chart {chart}: {exc}", "Use a .png or .svg file name.") from exc
     if report.failed_jobs:
         raise FindingsError(f"fio reported errors in {', '.join(report.failed_jobs)}", "")
+    if report.failed_clients:
+        raise FindingsError(
+            f"fio clients took no part: {'; '.join(report.failed_clients)}",
+            "The others' results are above. See the events printed earlier (kubectl describe "
+            "pod), or use --node/--node-selector/--toleration to place the clients.",
+        )
     if report.baseline is not None and report.baseline.failed:
         raise typer.Exit(ExitCode.FINDINGS)

@@ -126,6 +126,10 @@ def write_fio_table(report: FioReport, out: TextIO, wide: bool = False) -> None:
     header = f"profile {report.profile}, fio {_version_text(report.fio_version)}"
     if report.context.get("size"):
         header += f", volume {report.context['size']}"
+    clients = report.context.get("clients")
+    if isinstance(clients, int) and clients > 1:
+        one = " on one volume" if report.context.get("shared_volume") else ""
+        header += f", {clients} clients at once{one}"
     if report.repeats > 1:
         header += f", mean ± stddev of {report.repeats} runs"
     headers = ["job"]

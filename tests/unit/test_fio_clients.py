@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +19,13 @@ from kubectl_storage.core.fio.clients import (
     ClientRuns,
     FioClient,
     client_arguments,
+    client_job_text,
     job_iops,
+    own_file_problem,
     parse_client_output,
     skew_percent,
 )
+from kubectl_storage.core.fio.jobs import render_profile
 from kubectl_storage.core.fio.report import FioReport
 from kubectl_storage.core.fio.results import FioOutputError
 from kubectl_storage.core.fio.stats import build_fio_report
@@ -253,3 +258,33 @@ def test_table_shows_each_client_its_node_share_and_problem() -> None:
         "3", "fio-run1-fast-c3", "-", "-", "-", "Pending:", "0/3", "nodes", "free",
     ]  # fmt: skip
     assert lines[start + 6].startswith("skew between clients")
+
+
+# --- each client its own files on a shared volume -------------------------------------------
+
+
+@pytest.mark.parametrize("profile", ["quick", "kubestr"])
+def test_clients_on_one_volume_write_only_their_own_files(profile: str, tmp_path: Path) -> None:
+    """Run by the real fio, as two clients of one shared directory would."""
+    fio = shutil.which("fio")
+    assert fio, "fio is installed by .ci/run; these tests run it"
+    job = render_profile(profile, runtime_s=1, ramp_time_s=0, size="1M", directory=str(tmp_path))
+    for index in (0, 1):
+        path = tmp_path / f"job-{index}.fio"
+        path.write_text(client_job_text(job, index, directory=str(tmp_path)))
+        subprocess.run([fio, "--output-format=json", str(path)], check=True, capture_output=True)
+
+    files = sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".fio"))
+    assert files
+    assert all(name.startswith(("client-0.", "client-1.")) for name in files), files
+    assert {name.split(".")[0] for name in files} == {"client-0", "client-1"}
+
+
+def test_a_job_file_that_names_its_file_cannot_be_shared() -> None:
+    own = "[global]\nsize=1M\n[w]\nrw=write\nfilename=data.bin\n"
+
+    assert (
+        own_file_problem(own) == "[w] sets filename=data.bin, so every client would use that file"
+    )
+    assert own_file_problem("[global]\nfilename_format=x\n[w]\nrw=write\n") is not None
+    assert own_file_problem("[global]\nsize=1M\n[w]\nrw=write\n") is None

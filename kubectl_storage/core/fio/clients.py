@@ -14,6 +14,12 @@ clients, latency percentiles read off the sum of their histograms (exact with
 can show every client's share, the skew between them, and judge each client's data set on its
 own (a data set is per client: N clients on N files hold N times one file's data).
 
+On one shared volume every client needs its own files. fio's ``unique_filename`` (on by
+default) prefixes file names with the address a server sees the ``fio --client`` process
+connect from, which several servers can share (servers on one node see the same one), so it
+does not keep them apart; :func:`client_job_text` puts the client's number in every name
+(on the test cluster: ``10.244.0.112.client-1.kubectl-storage-fio.dat``).
+
 Pure module: text in, dataclasses out. Verified against fio 3.33's own output with three
 servers (tests/fixtures/fio/SOURCES.md).
 """
@@ -24,9 +30,11 @@ import json
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from kubectl_storage.core.fio.clones import merge_clones
+from kubectl_storage.core.fio.jobs import DEFAULT_TEST_FILENAME, parse_job_file
 from kubectl_storage.core.fio.results import (
     FioJobResult,
     FioOutputError,
@@ -38,6 +46,18 @@ from kubectl_storage.core.fio.results import (
 ALL_CLIENTS = "All clients"
 #: fio's default server port (``fio --server`` listens on it on every address).
 FIO_SERVER_PORT = 8765
+
+
+class Spread(StrEnum):
+    """How ``--clients`` spreads its pods (a preference: they still run when it cannot)."""
+
+    NODES = "nodes"
+    ZONES = "zones"
+
+    @property
+    def topology_key(self) -> str:
+        """The node label the spread is over."""
+        return "kubernetes.io/hostname" if self is Spread.NODES else "topology.kubernetes.io/zone"
 
 
 @dataclass(frozen=True)
@@ -97,6 +117,43 @@ class ClientRuns:
 
     clients: tuple[FioClient, ...]
     runs: tuple[ClientServerRun, ...]
+
+
+def own_file_problem(job_text: str) -> str | None:
+    """Why the job cannot give each client of one shared volume its own files, or None.
+
+    :func:`client_job_text` names each client's files; a job file that names them itself
+    (``filename=``, ``filename_format=``) would have every client write the same file.
+    """
+    parsed = parse_job_file(job_text)
+    sections = [("[global]", parsed.global_options)] + [
+        (f"[{job.name}]", job.options) for job in parsed.jobs
+    ]
+    for where, options in sections:
+        for key in ("filename", "filename_format"):
+            if key in options:
+                return f"{where} sets {key}={options[key]}, so every client would use that file"
+    return None
+
+
+def client_job_text(job_text: str, index: int, *, directory: str) -> str:
+    """The job file of client ``index`` on a shared volume: its own files in ``directory``.
+
+    The built-in profiles' one test file is renamed per client, and every other file fio lays
+    out gets the client in its name (``filename_format``). The lines go first, in a
+    ``[global]`` of their own, so the job file's own ``[global]`` still applies after them; a
+    job file that sets ``directory=`` keeps it.
+    """
+    renamed = job_text.replace(
+        f"filename={DEFAULT_TEST_FILENAME}", f"filename=client-{index}.{DEFAULT_TEST_FILENAME}"
+    )
+    prefix = (
+        f"; kubectl-storage --clients: client {index} writes only its own files\n"
+        "[global]\n"
+        f"directory={directory}\n"
+        f"filename_format=client-{index}.$jobname.$jobnum.$filenum\n"
+    )
+    return prefix + renamed
 
 
 def client_arguments(clients: Sequence[tuple[str, str]]) -> list[str]:

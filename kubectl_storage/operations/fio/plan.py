@@ -1,9 +1,9 @@
-"""`kubectl storage fio`: benchmark StorageClasses with fio in restricted-level pods.
+"""`kubectl storage fio`, the request and the plan: what one run creates, decided up front.
 
-Steps per class: validate inputs (size, job file, fit) → check the cluster (class, namespace,
-permissions) → create ConfigMap + PVC + pod through the run scope → wait until the pod runs
-(a WaitForFirstConsumer claim binds then) → exec fio, once per repeat → parse → delete that
-class's objects → next class. Nothing is created until every check has passed.
+Per class (or the given PVC): a ConfigMap with the job file, a PVC and a restricted pod that
+idles until fio is run in it by exec. With ``--clients N``: N pods running ``fio --server``,
+each on its own PVC (or all on one ReadWriteMany PVC with ``--shared``), spread over nodes, one
+job file per client. Nothing is created here; --dry-run prints exactly this plan.
 """
 
 from __future__ import annotations
@@ -13,13 +13,10 @@ import re
 import shutil
 import subprocess
 import tempfile
-import threading
-import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kubectl_storage.core.fio.clients import Spread, client_job_text, own_file_problem
 from kubectl_storage.core.fio.jobs import (
     DEFAULT_DIRECTORY,
     PROFILES,
@@ -29,11 +26,7 @@ from kubectl_storage.core.fio.jobs import (
     render_profile,
     validate_job_text,
 )
-from kubectl_storage.core.fio.report import FioReport
-from kubectl_storage.core.fio.results import FioOutputError, FioResult, parse_fio_output
-from kubectl_storage.core.fio.stats import build_fio_report
-from kubectl_storage.core.k8s import kinds
-from kubectl_storage.core.k8s.labels import object_name, with_run_labels
+from kubectl_storage.core.k8s.labels import RUN_ID, object_name, with_run_labels
 from kubectl_storage.core.k8s.manifests import (
     Manifest,
     PodIdentity,
@@ -44,15 +37,10 @@ from kubectl_storage.core.k8s.manifests import (
     build_workload_pod,
 )
 from kubectl_storage.core.k8s.objects import pvc_capacity
-from kubectl_storage.core.k8s.quantities import Size, format_bytes, parse_size_bytes
+from kubectl_storage.core.k8s.quantities import Size, parse_size_bytes
 from kubectl_storage.core.rbac import Condition
 from kubectl_storage.core.report.findings import Severity
-from kubectl_storage.errors import ClusterError, FindingsError, UsageError
-from kubectl_storage.kube.api import KubeApi
-from kubectl_storage.kube.podexec import exec_in_pod, preload_exec_support
-from kubectl_storage.kube.run_scope import RunScope
-from kubectl_storage.kube.waits import pod_running, wait_for
-from kubectl_storage.operations.pipeline import Progress
+from kubectl_storage.errors import UsageError
 from kubectl_storage.operations.preflight import ClusterFacts, Requirements
 
 log = logging.getLogger(__name__)
@@ -61,6 +49,14 @@ JOB_FILE_NAME = "job.fio"
 CONFIG_PATH = "/etc/kubectl-storage"
 BLOCK_DEVICE_PATH = "/dev/kubectl-storage-block"
 COMMAND = "fio"
+#: Labels that tell the clients of one class apart (topology spread, and who is who).
+CLIENT_LABEL = "kubectl-storage/fio-client"
+TARGET_LABEL = "kubectl-storage/fio-target"
+
+
+def client_job_name(index: int) -> str:
+    """The ConfigMap key of client ``index``'s job file."""
+    return f"job-{index}.fio"
 
 
 @dataclass(frozen=True)
@@ -82,11 +78,19 @@ class FioRequest:
     keep: bool = False
     parallel: bool = False
     repeat: int = 1
+    clients: int = 1  # fio --server pods per class, driven by one fio --client
+    shared: bool = False  # all clients on one ReadWriteMany PVC
+    spread: Spread = Spread.NODES
 
     @property
     def block(self) -> bool:
         """Whether the volume is a raw block device."""
         return self.volume_mode is VolumeMode.BLOCK
+
+    @property
+    def one_volume(self) -> bool:
+        """Whether several clients share one volume (``--shared``, or a given PVC)."""
+        return self.clients > 1 and (self.shared or self.pvc is not None)
 
 
 @dataclass(frozen=True)
@@ -174,6 +178,7 @@ def validate_fio(request: FioRequest) -> None:
         raise UsageError("--timeout must be a positive number of seconds", "Example: --timeout 600")
     if request.storage_classes and request.pvc:
         raise UsageError("give either -s/--storage-class or --pvc, not both", "")
+    _validate_clients(request)
     job_text = build_job_text(request)
     fio_complaint = check_with_local_fio(job_text)
     if fio_complaint:
@@ -184,14 +189,39 @@ def validate_fio(request: FioRequest) -> None:
         _check_fits(request, job_text, request.size.bytes)
 
 
+def _validate_clients(request: FioRequest) -> None:
+    if request.clients < 1:
+        raise UsageError("--clients must be at least 1", "Example: --clients 3")
+    if request.shared and request.clients < 2:
+        raise UsageError("--shared needs --clients 2 or more", "Example: --clients 3 --shared")
+    if request.clients > 1 and request.block and (request.shared or request.pvc):
+        raise UsageError(
+            "several clients cannot share one raw block volume (each would overwrite the "
+            "others' blocks)",
+            "Drop --shared (each client gets its own volume), or use --volume-mode Filesystem.",
+        )
+    if request.clients > 1 and request.job_file and (request.shared or request.pvc):
+        problem = own_file_problem(Path(request.job_file).read_text())
+        if problem:
+            raise UsageError(
+                f"the job file {request.job_file} cannot be shared by the clients: {problem}",
+                "Remove filename=/filename_format= (each client then writes its own files), "
+                "or drop --shared.",
+            )
+
+
 def _check_fits(request: FioRequest, job_text: str, volume_bytes: int) -> int:
     estimate = estimate_job_space(job_text)
     overhead = 0.0 if request.block else 0.10
-    misfit = check_fits(estimate.total_bytes, volume_bytes, overhead_fraction=overhead)
+    # Clients on one volume each lay out their own files.
+    needed = estimate.total_bytes * (request.clients if request.one_volume else 1)
+    misfit = check_fits(needed, volume_bytes, overhead_fraction=overhead)
     if misfit:
         flag = f"--pvc {request.pvc}" if request.pvc else f"-z {request.size}"
+        if request.one_volume:
+            flag += f", {request.clients} clients on one volume"
         raise UsageError(f"{misfit} ({flag})", "Raise -z/--size or lower the job's size.")
-    return estimate.total_bytes
+    return needed
 
 
 def requirements(request: FioRequest) -> Requirements:
@@ -217,10 +247,11 @@ def plan_fio(request: FioRequest, facts: ClusterFacts, run_id: str) -> FioPlan:
         job_bytes = estimate_job_space(job_text).total_bytes
         targets = list(request.storage_classes) or [str(facts.default_storage_class)]
     identity = facts.identity(request.identity)
+    build = _client_manifests if request.clients > 1 else _manifests_for
     manifests = {
         target: [
             with_run_labels(m, run_id, COMMAND)
-            for m in _manifests_for(request, facts.namespace, target, run_id, job_text, identity)
+            for m in build(request, facts.namespace, target, run_id, job_text, identity)
         ]
         for target in targets
     }
@@ -263,181 +294,79 @@ def _manifests_for(
     return out
 
 
+def _client_manifests(
+    request: FioRequest,
+    ns: str,
+    target: str,
+    run_id: str,
+    job_text: str,
+    identity: PodIdentity,
+) -> list[Manifest]:
+    """ConfigMap (a job file per client), the PVC(s), and one fio server pod per client."""
+    suffix = _short(target)
+    count = request.clients
+    directory = DEFAULT_DIRECTORY
+    # Each client's files carry its number: needed on one shared volume, and it points a job
+    # file without directory= at the volume (fio --server starts in the read-only root).
+    jobs = {
+        client_job_name(i): job_text
+        if request.block
+        else client_job_text(job_text, i, directory=directory)
+        for i in range(count)
+    }
+    cm_name = object_name(COMMAND, run_id, suffix)
+    out = [build_configmap(cm_name, ns, jobs)]
+    if request.pvc:
+        claims = [request.pvc] * count
+    elif request.shared:
+        shared = object_name(COMMAND, run_id, suffix)
+        out.append(
+            build_pvc(
+                shared,
+                ns,
+                target,
+                request.size.text,
+                volume_mode=request.volume_mode,
+                access_mode="ReadWriteMany",
+            )
+        )
+        claims = [shared] * count
+    else:
+        claims = [object_name(COMMAND, run_id, f"{suffix}-{i}") for i in range(count)]
+        out += [
+            build_pvc(name, ns, target, request.size.text, volume_mode=request.volume_mode)
+            for name in claims
+        ]
+    group = re.sub(r"[^A-Za-z0-9_.-]", "-", suffix).strip("-._") or "pvc"
+    for index, claim in enumerate(claims):
+        pod = build_workload_pod(
+            object_name(COMMAND, run_id, f"{suffix}-c{index}"),
+            ns,
+            request.image,
+            pvc_name=claim,
+            mount_path=DEFAULT_DIRECTORY,
+            block_device_path=BLOCK_DEVICE_PATH if request.block else None,
+            configmap_name=cm_name,
+            configmap_path=CONFIG_PATH,
+            identity=identity,
+            placement=request.placement,
+            # The server runs the jobs the client sends; it writes nothing of its own.
+            command=["fio", "--server"],
+        )
+        pod["metadata"].setdefault("labels", {}).update(
+            {CLIENT_LABEL: str(index), TARGET_LABEL: group}
+        )
+        pod["spec"]["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": request.spread.topology_key,
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": {TARGET_LABEL: group, RUN_ID: run_id}},
+            }
+        ]
+        out.append(pod)
+    return out
+
+
 def _short(target: str) -> str:
     return target[:30]
-
-
-class FioCommand:
-    """`kubectl storage fio` as pipeline stages (operations/pipeline.py)."""
-
-    rbac_name = COMMAND
-    label = COMMAND
-
-    def validate(self, request: FioRequest) -> None:
-        """See :func:`validate_fio`."""
-        validate_fio(request)
-
-    def requirements(self, request: FioRequest) -> Requirements:
-        """See :func:`requirements`."""
-        return requirements(request)
-
-    def plan_offline(self, request: FioRequest) -> bool:
-        """Named classes plan from the flags; the default class and a PVC's size need reads."""
-        return bool(request.storage_classes) and not request.pvc
-
-    def plan(
-        self, request: FioRequest, facts: ClusterFacts, run_id: str, api: KubeApi | None
-    ) -> FioPlan:
-        """See :func:`plan_fio`."""
-        return plan_fio(request, facts, run_id)
-
-    def run(self, api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) -> FioReport:
-        """See :func:`run_fio`."""
-        return run_fio(api, plan, scope, progress)
-
-
-# -- running --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ClassRun:
-    """What one class (or the given PVC) produced."""
-
-    target: str
-    results: tuple[FioResult, ...]
-    stderr: str = ""
-
-
-def run_fio(api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) -> FioReport:
-    """Create the plan's objects class by class, run fio, and return the report."""
-    request = plan.request
-    if request.pvc:
-        log.warning(
-            "fio writes a %s test file into PVC %s; it is removed afterwards",
-            format_bytes(plan.job_bytes),
-            request.pvc,
-        )
-    runs: dict[str, ClassRun] = {}
-    targets = list(plan.targets)
-    if request.parallel and len(targets) > 1:
-        cancel = threading.Event()
-        with ThreadPoolExecutor(max_workers=len(targets)) as pool:
-            futures = {
-                t: pool.submit(_run_target, api, scope, plan, t, progress, cancel) for t in targets
-            }
-            try:
-                for target, future in futures.items():
-                    runs[target] = future.result()
-            except BaseException:
-                cancel.set()
-                raise
-    else:
-        for target in targets:
-            runs[target] = _run_target(api, scope, plan, target, progress, None)
-    context = {
-        "namespace": plan.namespace,
-        "size": request.size.text if not request.pvc else None,
-        "pvc": request.pvc,
-        "volume_mode": str(request.volume_mode),
-        "run_id": plan.run_id,
-    }
-    return build_fio_report(
-        {t: r.results for t, r in runs.items()},
-        profile=request.profile if not request.job_file else "custom",
-        context={k: v for k, v in context.items() if v is not None},
-        stderr={t: r.stderr for t, r in runs.items()},
-    )
-
-
-def _run_target(
-    api: KubeApi,
-    scope: RunScope,
-    plan: FioPlan,
-    target: str,
-    progress: Progress,
-    cancel: threading.Event | None,
-) -> ClassRun:
-    request = plan.request
-    step = progress.step
-    manifests = plan.targets[target]
-    pod_manifest = manifests[-1]
-    pod_name = pod_manifest["metadata"]["name"]
-    ns = plan.namespace
-    created: list[tuple[kinds.ResourceKind, str]] = []
-    for manifest in manifests:
-        if cancel is not None and cancel.is_set():
-            raise ClusterError("cancelled", "")
-        kind = kinds.kind_for(manifest["apiVersion"], manifest["kind"])
-        scope.create(kind, manifest, ns)
-        created.append((kind, manifest["metadata"]["name"]))
-    preload_exec_support()
-    label = f"StorageClass {target}" if not request.pvc else f"PVC {target}"
-    step(f"{label}: waiting for the benchmark pod (the volume binds when it is scheduled)")
-    wait_for(
-        api,
-        kinds.POD,
-        pod_name,
-        pod_running("benchmark"),
-        namespace=ns,
-        timeout_s=request.timeout_s,
-        what="Running",
-        hint=_pending_hint(ns, target),
-    )
-    step(f"{label}: pod running; fio starts")
-    results: list[FioResult] = []
-    stderr_text = ""
-    for attempt in range(1, request.repeat + 1):
-        started = time.monotonic()
-        prefix = f"{label}: run {attempt}/{request.repeat}" if request.repeat > 1 else label
-        command = ["fio", "--output-format=json"]
-        if not request.block:
-            # fio writes where it runs unless told otherwise, and the root filesystem is
-            # read-only: point a user's job file without `directory=` at the volume.
-            command.append(f"--directory={DEFAULT_DIRECTORY}")
-        command.append(f"{CONFIG_PATH}/{JOB_FILE_NAME}")
-        outcome = exec_in_pod(
-            api,
-            pod_name,
-            command,
-            namespace=ns,
-            timeout_s=request.timeout_s + _expected_seconds(plan.job_text),
-            on_tick=_ticker(progress.tick, prefix, started),
-        )
-        stderr_text = outcome.stderr
-        try:
-            result = parse_fio_output(outcome.stdout)
-        except FioOutputError as exc:
-            raise FindingsError(
-                f"fio on {label} produced no result (exit {outcome.exit_code}): "
-                + (outcome.stderr.strip() or outcome.stdout.strip())[:800],
-                "Run with --keep to inspect the pod, or check the job file.",
-            ) from exc
-        results.append(result)
-        step(f"{prefix}: done in {time.monotonic() - started:.0f}s")
-    if not request.keep:
-        # Free the class's storage before the next class starts.
-        for kind, name in reversed(created):
-            scope.delete_now(kind, name, ns)
-    return ClassRun(target, tuple(results), stderr_text)
-
-
-def _ticker(step: Callable[[str], None], prefix: str, started: float) -> Callable[[], None]:
-    return lambda: step(f"{prefix}: fio running, {time.monotonic() - started:.0f}s")
-
-
-def _pending_hint(namespace: str, target: str) -> str:
-    return (
-        "If the PVC stays Pending, check that the StorageClass's provisioner runs "
-        f"(kubectl get pvc -n {namespace}; kubectl describe storageclass {target}). "
-        "If the pod is Pending, check node taints (--toleration) and resources."
-    )
-
-
-def _expected_seconds(job_text: str) -> float:
-    """A generous upper bound of fio's runtime from runtime/ramp_time (for exec timeouts)."""
-
-    runtimes = [int(m) for m in re.findall(r"^\s*runtime\s*=\s*(\d+)", job_text, re.M)]
-    ramps = [int(m) for m in re.findall(r"^\s*ramp_time\s*=\s*(\d+)", job_text, re.M)]
-    jobs = len(re.findall(r"^\s*\[(?!global\])[^\]]+\]", job_text, re.M)) or 1
-    per_job = (max(runtimes) if runtimes else 60) + (max(ramps) if ramps else 0)
-    return float(per_job * jobs * 2)

@@ -1,0 +1,284 @@
+"""`kubectl storage fio`, the run: create a class's objects, run fio, parse, delete, next class.
+
+One pod: fio runs in it by exec, once per repeat. ``--clients N``: the pods run ``fio --server``;
+``fio --client`` runs by exec in the first pod that came up and drives every server at once,
+once per repeat. A client whose pod does not come up is reported with its reason and the others
+still run; the command then exits 1. Objects go through the run scope, so an interrupted run
+deletes them.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from kubectl_storage.core.fio.clients import (
+    ClientRuns,
+    ClientServerRun,
+    FioClient,
+    client_arguments,
+    parse_client_output,
+)
+from kubectl_storage.core.fio.jobs import DEFAULT_DIRECTORY
+from kubectl_storage.core.fio.report import FioReport
+from kubectl_storage.core.fio.results import FioOutputError, FioResult, parse_fio_output
+from kubectl_storage.core.fio.stats import build_fio_report
+from kubectl_storage.core.k8s import kinds
+from kubectl_storage.core.k8s.objects import dig, name_of
+from kubectl_storage.core.k8s.quantities import format_bytes
+from kubectl_storage.errors import ClusterError, FindingsError
+from kubectl_storage.kube.api import KubeApi
+from kubectl_storage.kube.podexec import exec_in_pod, preload_exec_support
+from kubectl_storage.kube.run_scope import RunScope
+from kubectl_storage.kube.waits import pod_running, wait_for
+from kubectl_storage.operations.fio.plan import (
+    CONFIG_PATH,
+    JOB_FILE_NAME,
+    FioPlan,
+    client_job_name,
+)
+from kubectl_storage.operations.pipeline import Progress
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ClassRun:
+    """What one class (or the given PVC) produced."""
+
+    target: str
+    results: tuple[FioResult, ...]
+    stderr: str = ""
+    clients: ClientRuns | None = None  # --clients: who ran where, and each repeat's run
+
+
+def run_fio(api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) -> FioReport:
+    """Create the plan's objects class by class, run fio, and return the report."""
+    request = plan.request
+    if request.pvc:
+        log.warning(
+            "fio writes a %s test file into PVC %s; it is removed afterwards",
+            format_bytes(plan.job_bytes),
+            request.pvc,
+        )
+    runs: dict[str, ClassRun] = {}
+    targets = list(plan.targets)
+    if request.parallel and len(targets) > 1:
+        cancel = threading.Event()
+        with ThreadPoolExecutor(max_workers=len(targets)) as pool:
+            futures = {
+                t: pool.submit(_run_target, api, scope, plan, t, progress, cancel) for t in targets
+            }
+            try:
+                for target, future in futures.items():
+                    runs[target] = future.result()
+            except BaseException:
+                cancel.set()
+                raise
+    else:
+        for target in targets:
+            runs[target] = _run_target(api, scope, plan, target, progress, None)
+    context: dict[str, object] = {
+        "namespace": plan.namespace,
+        "size": request.size.text if not request.pvc else None,
+        "pvc": request.pvc,
+        "volume_mode": str(request.volume_mode),
+        "run_id": plan.run_id,
+    }
+    if request.clients > 1:
+        context["clients"] = request.clients
+        context["shared_volume"] = request.one_volume
+    return build_fio_report(
+        {t: r.results for t, r in runs.items()},
+        profile=request.profile if not request.job_file else "custom",
+        context={k: v for k, v in context.items() if v is not None},
+        stderr={t: r.stderr for t, r in runs.items()},
+        client_runs={t: r.clients for t, r in runs.items() if r.clients is not None},
+    )
+
+
+def _run_target(
+    api: KubeApi,
+    scope: RunScope,
+    plan: FioPlan,
+    target: str,
+    progress: Progress,
+    cancel: threading.Event | None,
+) -> ClassRun:
+    request = plan.request
+    step = progress.step
+    manifests = plan.targets[target]
+    pod_manifest = manifests[-1]
+    pod_name = pod_manifest["metadata"]["name"]
+    ns = plan.namespace
+    created: list[tuple[kinds.ResourceKind, str]] = []
+    for manifest in manifests:
+        if cancel is not None and cancel.is_set():
+            raise ClusterError("cancelled", "")
+        kind = kinds.kind_for(manifest["apiVersion"], manifest["kind"])
+        scope.create(kind, manifest, ns)
+        created.append((kind, manifest["metadata"]["name"]))
+    preload_exec_support()
+    label = f"StorageClass {target}" if not request.pvc else f"PVC {target}"
+    if request.clients > 1:
+        measured = _run_clients(api, plan, target, label, progress)
+        if not request.keep:
+            for kind, name in reversed(created):
+                scope.delete_now(kind, name, ns)
+        return measured
+    step(f"{label}: waiting for the benchmark pod (the volume binds when it is scheduled)")
+    wait_for(
+        api,
+        kinds.POD,
+        pod_name,
+        pod_running("benchmark"),
+        namespace=ns,
+        timeout_s=request.timeout_s,
+        what="Running",
+        hint=_pending_hint(ns, target),
+    )
+    step(f"{label}: pod running; fio starts")
+    results: list[FioResult] = []
+    stderr_text = ""
+    for attempt in range(1, request.repeat + 1):
+        started = time.monotonic()
+        prefix = f"{label}: run {attempt}/{request.repeat}" if request.repeat > 1 else label
+        command = ["fio", "--output-format=json"]
+        if not request.block:
+            # fio writes where it runs unless told otherwise, and the root filesystem is
+            # read-only: point a user's job file without `directory=` at the volume.
+            command.append(f"--directory={DEFAULT_DIRECTORY}")
+        command.append(f"{CONFIG_PATH}/{JOB_FILE_NAME}")
+        outcome = exec_in_pod(
+            api,
+            pod_name,
+            command,
+            namespace=ns,
+            timeout_s=request.timeout_s + _expected_seconds(plan.job_text),
+            on_tick=_ticker(progress.tick, prefix, started),
+        )
+        stderr_text = outcome.stderr
+        try:
+            result = parse_fio_output(outcome.stdout)
+        except FioOutputError as exc:
+            raise FindingsError(
+                f"fio on {label} produced no result (exit {outcome.exit_code}): "
+                + (outcome.stderr.strip() or outcome.stdout.strip())[:800],
+                "Run with --keep to inspect the pod, or check the job file.",
+            ) from exc
+        results.append(result)
+        step(f"{prefix}: done in {time.monotonic() - started:.0f}s")
+    if not request.keep:
+        # Free the class's storage before the next class starts.
+        for kind, name in reversed(created):
+            scope.delete_now(kind, name, ns)
+    return ClassRun(target, tuple(results), stderr_text)
+
+
+def _run_clients(
+    api: KubeApi, plan: FioPlan, target: str, label: str, progress: Progress
+) -> ClassRun:
+    """Wait for the server pods, then run ``fio --client`` in the first, once per repeat."""
+    request = plan.request
+    ns = plan.namespace
+    pods = [m for m in plan.targets[target] if m["kind"] == "Pod"]
+    progress.step(
+        f"{label}: waiting for {len(pods)} fio server pods (the volumes bind when scheduled)"
+    )
+    deadline = time.monotonic() + request.timeout_s
+    clients: list[FioClient] = []
+    for index, manifest in enumerate(pods):
+        name = name_of(manifest)
+        try:
+            pod = wait_for(
+                api,
+                kinds.POD,
+                name,
+                pod_running("fio server"),
+                namespace=ns,
+                timeout_s=max(1.0, deadline - time.monotonic()),
+                what="Running",
+                hint=_pending_hint(ns, target),
+            )
+        except ClusterError as exc:
+            current = api.get_or_none(kinds.POD, name, ns)
+            node = dig(current, "spec", "nodeName")
+            log.warning("%s: client %d (%s) did not start: %s", label, index, name, exc.message)
+            for event in exc.events:
+                log.warning("  %s", event)
+            clients.append(FioClient(index, name, str(node) if node else None, None, exc.message))
+            continue
+        node, address = dig(pod, "spec", "nodeName"), dig(pod, "status", "podIP")
+        clients.append(FioClient(index, name, str(node) if node else None, str(address or "")))
+    running = [client for client in clients if client.error is None and client.address]
+    if not running:
+        raise ClusterError(
+            f"{label}: none of the {len(pods)} fio server pods started",
+            "Check the events above (kubectl describe pod -n " + ns + ").",
+        )
+    nodes = sorted({client.node or "?" for client in running})
+    progress.step(
+        f"{label}: {len(running)} of {len(pods)} clients running on {len(nodes)} node(s) "
+        f"({', '.join(nodes)}); fio starts"
+    )
+    driver = running[0].pod
+    arguments = client_arguments(
+        [(str(c.address), f"{CONFIG_PATH}/{client_job_name(c.index)}") for c in running]
+    )
+    addresses = [str(client.address) for client in running]
+    runs: list[ClientServerRun] = []
+    stderr_text = ""
+    for attempt in range(1, request.repeat + 1):
+        started = time.monotonic()
+        prefix = f"{label}: run {attempt}/{request.repeat}" if request.repeat > 1 else label
+        outcome = exec_in_pod(
+            api,
+            driver,
+            ["fio", "--output-format=json+", *arguments],
+            namespace=ns,
+            timeout_s=request.timeout_s + _expected_seconds(plan.job_text),
+            on_tick=_ticker(progress.tick, prefix, started),
+        )
+        stderr_text = outcome.stderr
+        try:
+            runs.append(parse_client_output(outcome.stdout, addresses))
+        except FioOutputError as exc:
+            raise FindingsError(
+                f"fio --client on {label} produced no result (exit {outcome.exit_code}): "
+                + (outcome.stderr.strip() or outcome.stdout.strip())[:800],
+                "Run with --keep to inspect the pods, or check the job file.",
+            ) from exc
+        progress.step(f"{prefix}: done in {time.monotonic() - started:.0f}s")
+    return ClassRun(
+        target,
+        tuple(run.combined for run in runs),
+        stderr_text,
+        ClientRuns(tuple(clients), tuple(runs)),
+    )
+
+
+def _ticker(step: Callable[[str], None], prefix: str, started: float) -> Callable[[], None]:
+    return lambda: step(f"{prefix}: fio running, {time.monotonic() - started:.0f}s")
+
+
+def _pending_hint(namespace: str, target: str) -> str:
+    return (
+        "If the PVC stays Pending, check that the StorageClass's provisioner runs "
+        f"(kubectl get pvc -n {namespace}; kubectl describe storageclass {target}). "
+        "If the pod is Pending, check node taints (--toleration) and resources."
+    )
+
+
+def _expected_seconds(job_text: str) -> float:
+    """A generous upper bound of fio's runtime from runtime/ramp_time (for exec timeouts)."""
+
+    runtimes = [int(m) for m in re.findall(r"^\s*runtime\s*=\s*(\d+)", job_text, re.M)]
+    ramps = [int(m) for m in re.findall(r"^\s*ramp_time\s*=\s*(\d+)", job_text, re.M)]
+    jobs = len(re.findall(r"^\s*\[(?!global\])[^\]]+\]", job_text, re.M)) or 1
+    per_job = (max(runtimes) if runtimes else 60) + (max(ramps) if ramps else 0)
+    return float(per_job * jobs * 2)

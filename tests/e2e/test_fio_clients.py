@@ -1,0 +1,134 @@
+"""`kubectl storage fio --clients`: fio's client/server mode over several nodes of the real cluster.
+
+The sum is checked against each client's own fio numbers (kept in the report's raw data); the
+failure case makes one client unschedulable for real (each node has two CPUs, each client asks
+for 1.5 of them, so the fourth of four clients on three nodes cannot be placed).
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+
+import pytest
+
+from tests.conftest import run_cli, start_cli, wait_for_stderr
+
+QUICK = ("--profile", "quick", "--runtime", "3", "--ramp-time", "0")
+
+
+def _report(result) -> dict:
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def _managed(cluster, namespace: str) -> list[str]:
+    items = cluster.get_json(
+        "pods,pvc,configmaps", "-n", namespace, "-l", "app.kubernetes.io/managed-by=kubectl-storage"
+    )["items"]
+    return [f"{i['kind']}/{i['metadata']['name']}" for i in items]
+
+
+def test_three_clients_on_three_nodes_add_up(multinode, namespace) -> None:
+    report = _report(
+        run_cli(
+            "fio",
+            "-s",
+            "csi-hostpath-sc",
+            "-z",
+            "1Gi",
+            *QUICK,
+            "--clients",
+            "3",
+            "-n",
+            namespace,
+            "-o",
+            "json",
+        )
+    )
+
+    (result,) = report["results"]
+    clients = result["clients"]
+    assert [c["error"] for c in clients] == [None, None, None]
+    # Spread over nodes: three clients, three nodes of the suite's own (not the lab's).
+    assert sorted(c["node"] for c in clients) == sorted(multinode.nodes[:3])
+    for job in result["jobs"]:
+        name = job["name"]
+        side = "read" if name.startswith("read") else "write"
+        assert job["clones"] == 3  # the same job of three clients, added up
+        raws = job["raw"][0]  # one run; the clients' own fio job dicts
+        assert sorted(r["hostname"] for r in raws) == sorted(c["address"] for c in clients)
+        own = [r[side]["iops"] for r in raws]
+        # fio's sum: all I/Os over the longest client's runtime, so a hair under the plain sum.
+        assert job[f"{side}_iops"] == pytest.approx(sum(own), rel=0.01)
+        assert job[f"{side}_iops"] <= sum(own) * 1.0001
+        assert job["percentile_merge"] == "exact"
+        p99s = [r[side]["clat_ns"]["percentile"]["99.000000"] / 1000 for r in raws]
+        assert min(p99s) <= job[f"{side}_clat_p99_us"] <= max(p99s)
+        shares = [next(j for j in c["jobs"] if j["name"] == name)["share_percent"] for c in clients]
+        assert sum(shares) == pytest.approx(100)
+        assert result["client_skew_percent"][name] >= 0
+    assert report["clients"] == 3
+    assert _managed(multinode, namespace) == []
+
+
+def test_shared_volume_each_client_writes_its_own_files(multinode, namespace) -> None:
+    result = run_cli(
+        "fio", "-s", "csi-hostpath-sc", "-z", "2Gi", *QUICK, "--clients", "3", "--shared",
+        "--keep", "-n", namespace, "-o", "json",
+    )  # fmt: skip
+    report = _report(result)
+    try:
+        claims = multinode.get_json("pvc", "-n", namespace)["items"]
+        assert len(claims) == 1
+        assert claims[0]["spec"]["accessModes"] == ["ReadWriteMany"]
+        driver = report["results"][0]["clients"][0]
+        listing = multinode.kubectl_run(
+            "-n", namespace, "exec", driver["pod"], "--", "ls", "/dataset"
+        )  # fmt: skip
+        files = sorted(listing.stdout.split())
+        # fio's unique_filename prefixes the address each server sees the fio --client process
+        # connect from, which two servers can share; the client number keeps the files apart.
+        suffixes = sorted(name.split(".client-", 1)[-1] for name in files)
+        assert len(files) == 3
+        assert suffixes == [f"{i}.kubectl-storage-fio.dat" for i in range(3)]
+        assert report["shared_volume"] is True
+    finally:
+        cleaned = run_cli("cleanup", "-n", namespace, "--yes")
+        assert cleaned.exit_code == 0, cleaned.stderr
+    assert _managed(multinode, namespace) == []
+
+
+def test_a_client_that_cannot_start_is_reported_and_the_run_fails(multinode, namespace) -> None:
+    result = run_cli(
+        "fio", "-s", "csi-hostpath-sc", "-z", "1Gi", *QUICK, "--clients", "4", "--cpu", "1500m",
+        "--timeout", "30", "-n", namespace, "-o", "json",
+    )  # fmt: skip
+
+    assert result.exit_code == 1, result.stderr
+    assert "fio clients took no part" in result.stderr
+    report = json.loads(result.stdout)  # the clients that ran are still reported
+    clients = report["results"][0]["clients"]
+    failed = [c for c in clients if c["error"]]
+    ran = [c for c in clients if not c["error"]]
+    # Three nodes fit three clients; other pods on the cluster may take a node's CPU too.
+    assert failed, clients
+    assert ran, clients
+    assert all("Insufficient cpu" in c["error"] and c["jobs"] == [] for c in failed)
+    assert all(c["jobs"] for c in ran)
+    assert report["results"][0]["jobs"][0]["clones"] == len(ran)
+    assert _managed(multinode, namespace) == []
+
+
+def test_sigint_while_the_clients_run_leaves_nothing(multinode, namespace) -> None:
+    proc = start_cli(
+        "fio", "-s", "csi-hostpath-sc", "-z", "1Gi", "--profile", "quick", "--runtime", "30",
+        "--clients", "3", "-n", namespace,
+    )  # fmt: skip
+    wait_for_stderr(proc, "fio starts", timeout=180)
+    time.sleep(2)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=180)
+    assert proc.returncode == 130, stderr
+    assert _managed(multinode, namespace) == []
