@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 IOPS_TITLE = "IOPS (higher is better)"
 BANDWIDTH_TITLE = "Bandwidth, MiB/s (higher is better)"
 LATENCY_TITLE = "Completion latency percentiles, µs, log scale (lower is better)"
+CLIENTS_TITLE = "IOPS per client (--clients): each client's share of the job, and its node"
 
 SUPPORTED_FORMATS = ("png", "svg")
 
@@ -101,7 +102,8 @@ def build_fio_figure(report: FioReport) -> Figure:
         report: the report.
 
     Returns:
-        The figure; its three axes are, in order, IOPS, bandwidth and latency.
+        The figure; its axes are, in order, IOPS, bandwidth and latency, and with
+        ``--clients`` a fourth: each client's IOPS per job.
 
     Raises:
         ChartError: when no job in the report moved any data.
@@ -115,10 +117,13 @@ def build_fio_figure(report: FioReport) -> Figure:
         raise ChartError("the report has no job that did any I/O; nothing to draw")
     latency_rows = sum(1 for bar in bars if any(v for _, v, _ in bar.percentiles_us))
     heights = [max(len(bars), 1), max(len(bars), 1), max(latency_rows * 2.2, 1)]
+    client_bars = _collect_client_bars(report)
+    if client_bars:
+        heights.append(len(client_bars))
     total_height = 1.6 + _BAR_HEIGHT_IN * sum(heights) + 1.2 * len(heights)
     figure = Figure(figsize=(11, total_height), layout="constrained")
     FigureCanvasAgg(figure)
-    axes = figure.subplots(3, 1, height_ratios=heights)
+    axes = figure.subplots(len(heights), 1, height_ratios=heights)
     figure.suptitle(_figure_title(report), fontsize=12)
 
     _draw_simple_panel(
@@ -132,7 +137,36 @@ def build_fio_figure(report: FioReport) -> Figure:
         BANDWIDTH_TITLE,
     )
     _draw_latency_panel(axes[2], bars)
+    if client_bars:
+        _draw_simple_panel(
+            axes[3], client_bars, [b.iops for b in client_bars], [None] * len(client_bars),
+            CLIENTS_TITLE,
+        )  # fmt: skip
     return figure
+
+
+def _collect_client_bars(report: FioReport) -> list[_Bar]:
+    bars: list[_Bar] = []
+    for class_index, result in enumerate(report.results):
+        for client in result.clients:
+            where = client.node or "not scheduled"
+            for job in client.jobs:
+                share = f", {job.share_percent:.0f}%" if job.share_percent is not None else ""
+                bars.append(
+                    _Bar(
+                        label=(
+                            f"{result.storage_class} · {job.name} · client {client.index} "
+                            f"({where}{share})"
+                        ),
+                        class_index=class_index,
+                        iops=job.iops or 0.0,
+                        iops_stddev=None,
+                        bw_mib_s=(job.bw_kib_s or 0.0) / 1024,
+                        bw_mib_s_stddev=None,
+                        percentiles_us=(),
+                    )
+                )
+    return bars
 
 
 def _figure_title(report: FioReport) -> str:

@@ -30,6 +30,13 @@ from kubectl_storage.core.fio.report import FioReport
 from kubectl_storage.core.fio.results import FioOutputError
 from kubectl_storage.core.fio.stats import build_fio_report
 from kubectl_storage.render.fio import write_fio_table
+from kubectl_storage.render.fio_charts import (
+    BANDWIDTH_TITLE,
+    CLIENTS_TITLE,
+    IOPS_TITLE,
+    LATENCY_TITLE,
+    build_fio_figure,
+)
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "fio"
 ADDRESSES = ["127.0.0.1", "127.0.0.2", "127.0.0.3"]
@@ -288,3 +295,25 @@ def test_a_job_file_that_names_its_file_cannot_be_shared() -> None:
     )
     assert own_file_problem("[global]\nfilename_format=x\n[w]\nrw=write\n") is not None
     assert own_file_problem("[global]\nsize=1M\n[w]\nrw=write\n") is None
+
+
+def test_chart_has_a_panel_of_each_clients_iops() -> None:
+    figure = build_fio_figure(client_report(failed_pod=True))
+
+    assert [axes.get_title(loc="left") for axes in figure.axes] == [
+        IOPS_TITLE,
+        BANDWIDTH_TITLE,
+        LATENCY_TITLE,
+        CLIENTS_TITLE,
+    ]
+    labels = [tick.get_text() for tick in figure.axes[3].get_yticklabels()]
+    assert labels[0] == "fast · read_iops · client 0 (node-0, 33%)"
+    assert len(labels) == 6  # three clients that ran, two jobs each; none for the one that did not
+
+
+def test_chart_without_clients_keeps_three_panels() -> None:
+    run = parse_client_output(text("fio-3.33-client-server-3-clients-json+.txt"), ADDRESSES)
+
+    figure = build_fio_figure(build_fio_report({"fast": [run.combined]}, profile="custom"))
+
+    assert len(figure.axes) == 3
