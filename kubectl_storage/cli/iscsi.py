@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -27,7 +27,7 @@ from kubectl_storage.cli.node_commands import (
 from kubectl_storage.core.report.findings import FailOn
 
 if TYPE_CHECKING:
-    pass
+    from kubectl_storage.core.iscsi.report import IscsiReport
 
 
 def iscsi_command(
@@ -68,7 +68,7 @@ def iscsi_command(
         kubectl storage iscsi --from-file w1=w1/multipath-ll.txt --from-file w2=w2/multipath-ll.txt
     """
     options = options_of(ctx)
-    report: dict[str, Any] | None
+    report: IscsiReport | None
     if from_file:
         check_offline(nodes, selector, all_nodes, dry_run)
         from kubectl_storage.operations.iscsi import iscsi_files  # noqa: PLC0415 - runtime only
@@ -94,8 +94,7 @@ def iscsi_command(
         )
         if report is None:
             return
-    from kubectl_storage.operations.iscsi import report_findings  # noqa: PLC0415 - runtime only
     from kubectl_storage.render.iscsi import write_iscsi_table  # noqa: PLC0415 - runtime only
 
     options.emit(report, write_iscsi_table)
-    finish(report, report_findings(report), fail_on)
+    finish(report, fail_on)

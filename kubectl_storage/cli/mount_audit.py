@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -28,7 +28,7 @@ from kubectl_storage.core.mount_audit.vendors import VendorProfile
 from kubectl_storage.core.report.findings import FailOn
 
 if TYPE_CHECKING:
-    pass
+    from kubectl_storage.core.mount_audit.report import MountAuditReport
 
 
 def mount_audit_command(
@@ -78,7 +78,7 @@ def mount_audit_command(
     """
     vendor = profile.value if profile is not None else None
     options = options_of(ctx)
-    report: dict[str, Any] | None
+    report: MountAuditReport | None
     if from_file:
         check_offline(nodes, selector, all_nodes, dry_run)
         from kubectl_storage.operations.mount_audit import audit_files  # noqa: PLC0415 - runtime only
@@ -107,8 +107,7 @@ def mount_audit_command(
         )
         if report is None:
             return
-    from kubectl_storage.operations.mount_audit import report_findings  # noqa: PLC0415 - runtime only
     from kubectl_storage.render.mount_audit import write_mount_audit_table  # noqa: PLC0415 - runtime only
 
     options.emit(report, write_mount_audit_table)
-    finish(report, report_findings(report), fail_on)
+    finish(report, fail_on)

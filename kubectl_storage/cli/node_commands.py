@@ -3,8 +3,9 @@ those options, the live or --dry-run path, and how findings become the exit code
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Protocol, TypeVar
 
 import typer
 
@@ -13,7 +14,39 @@ from kubectl_storage.core.report.findings import FailOn
 from kubectl_storage.errors import ClusterError, FindingsError, UsageError
 
 if TYPE_CHECKING:
+    from kubectl_storage.core.report.findings import Finding
     from kubectl_storage.operations.node_inspection import InspectionCommand, InspectionKind
+
+
+class InspectedNode(Protocol):
+    """A node of a node command's report: its name, and why it could not be read."""
+
+    @property
+    def node(self) -> str:
+        """The node's name."""
+        ...
+
+    @property
+    def error(self) -> str | None:
+        """Why the node could not be inspected (None: it was)."""
+        ...
+
+
+class NodeCommandReport(Protocol):
+    """What ``finish`` needs of a MountAuditReport or an IscsiReport."""
+
+    @property
+    def nodes(self) -> Sequence[InspectedNode]:
+        """Every node, in report order."""
+        ...
+
+    @property
+    def findings(self) -> Sequence[Finding]:
+        """Every finding of the report."""
+        ...
+
+
+ReportT = TypeVar("ReportT", bound=NodeCommandReport)
 
 # Options of every node-inspecting command (mount-audit, iscsi).
 NodesArg = Annotated[
@@ -79,7 +112,7 @@ def check_offline(
 def run_live(
     options: GlobalOptions,
     kind: InspectionKind,
-    command: InspectionCommand,
+    command: InspectionCommand[ReportT],
     *,
     nodes: list[str] | None,
     selector: str | None,
@@ -91,7 +124,7 @@ def run_live(
     keep: bool,
     dry_run: bool,
     node_name: str | None,
-) -> dict[str, Any] | None:
+) -> ReportT | None:
     """Run a node command through the pipeline; None after printing a --dry-run plan."""
     from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415 - runtime only
 
@@ -110,18 +143,18 @@ def run_live(
     return options.execute(command, request, dry_run=dry_run, keep=keep, cleanup_timeout_s=60)
 
 
-def finish(report: dict[str, Any], findings: list[dict[str, Any]], fail_on: FailOn) -> None:
+def finish(report: NodeCommandReport, fail_on: FailOn) -> None:
     """Exit 2 when no node could be inspected, 1 on findings at or above --fail-on."""
     from kubectl_storage.core.report.findings import Severity  # noqa: PLC0415 - runtime only
 
-    nodes = report["nodes"]
-    failed = [node for node in nodes if node["error"]]
+    nodes = report.nodes
+    failed = [node for node in nodes if node.error]
     if nodes and len(failed) == len(nodes):
         raise ClusterError(
-            f"no node could be inspected ({failed[0]['node']}: {failed[0]['error']})",
+            f"no node could be inspected ({failed[0].node}: {failed[0].error})",
             "The report above has each node's reason.",
         )
     threshold = Severity(str(fail_on))
-    bad = [f for f in findings if Severity(f["severity"]).at_least(threshold)]
+    bad = [f for f in report.findings if f.severity.at_least(threshold)]
     if bad:
         raise FindingsError(f"{len(bad)} finding(s) at or above --fail-on {fail_on.value}", "")

@@ -17,14 +17,17 @@ import logging
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from kubectl_storage.core.mount_audit.mountstats import NfsMountStats, parse_mountstats
-from kubectl_storage.core.mount_audit.rules import (
-    MountAudit,
-    NodeFacts,
-    audit_mounts,
+from kubectl_storage.core.mount_audit.report import (
+    AuditedMount,
+    MountAuditNode,
+    MountAuditReport,
+    MountCounters,
+    PodVolume,
+    VolumeRef,
 )
+from kubectl_storage.core.mount_audit.rules import NodeFacts, audit_mounts
 from kubectl_storage.core.nodes.collect import MOUNT_SECTIONS
 from kubectl_storage.core.nodes.kubelet_paths import (
     KIND_BLOCK,
@@ -42,10 +45,8 @@ from kubectl_storage.core.nodes.mounts import (
     detect_mount_format,
     parse_mounts,
 )
-from kubectl_storage.core.report.envelope import report_envelope
-from kubectl_storage.core.report.findings import Severity
 from kubectl_storage.errors import UsageError
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.operations.node_capture import (
     NodeCapture,
     VolumeObjects,
@@ -62,8 +63,6 @@ from kubectl_storage.operations.node_inspection import (
 
 log = logging.getLogger(__name__)
 
-KIND = "MountAuditReport"
-
 #: Pod volumes that are the pod's own files, not storage: left out of the volume list.
 _NOT_STORAGE_PLUGINS = frozenset(
     {
@@ -75,11 +74,6 @@ _NOT_STORAGE_PLUGINS = frozenset(
     }
 )
 
-#: The operations whose counters the report shows per mount.
-REPORTED_OPS = ("READ", "WRITE", "GETATTR")
-
-_SEVERITIES = tuple(severity.value for severity in sorted(Severity, key=lambda s: -s.rank))
-
 
 # ---------------------------------------------------------------------------------------------
 # The procedure
@@ -90,14 +84,14 @@ _SEVERITIES = tuple(severity.value for severity in sorted(Severity, key=lambda s
 MOUNT_AUDIT_INSPECTION = InspectionKind("mount-audit", MOUNT_SECTIONS, privileged=False)
 
 
-def mount_audit_command(profile: str | None) -> InspectionCommand:
+def mount_audit_command(profile: str | None) -> InspectionCommand[MountAuditReport]:
     """The pipeline command: debug pods on the chosen nodes, then :func:`audit_nodes`."""
     return InspectionCommand(
         MOUNT_AUDIT_INSPECTION, lambda api, outputs: audit_nodes(api, outputs, profile)
     )
 
 
-def audit_nodes(api: KubeApi, outputs: list[NodeOutput], profile: str | None) -> dict[str, Any]:
+def audit_nodes(api: KubeApi, outputs: list[NodeOutput], profile: str | None) -> MountAuditReport:
     """Map the nodes' volumes to the cluster's objects, audit, report."""
     log.info("reading pods, volumes, claims and classes")
     objects = read_volume_objects(api)
@@ -109,7 +103,7 @@ def audit_nodes(api: KubeApi, outputs: list[NodeOutput], profile: str | None) ->
 
 def audit_files(
     paths: Sequence[str | Path], node_name: str | None, profile: str | None
-) -> dict[str, Any]:
+) -> MountAuditReport:
     """Audit captured files: mountinfo, /proc/mounts, ``mount``, ``nfsstat -m``, mountstats,
     and ``kubectl get … -o json|yaml`` captures of pods, PVs, PVCs and StorageClasses.
 
@@ -140,34 +134,10 @@ def classify_mount_file(path: Path, text: str) -> str:
 
 
 def build_report(
-    nodes: list[dict[str, Any]], *, source: str, profile: str | None
-) -> dict[str, Any]:
-    """The MountAuditReport: nodes, then a summary."""
-    counts = dict.fromkeys(_SEVERITIES, 0)
-    for node in nodes:
-        for mount in node["mounts"]:
-            for finding in mount["findings"]:
-                counts[finding["severity"]] += 1
-    summary = {
-        "nodes": len(nodes),
-        "nodes_failed": sum(1 for node in nodes if node["error"]),
-        "nfs_mounts": sum(len(node["mounts"]) for node in nodes),
-        "volumes": sum(len(node["volumes"]) for node in nodes),
-        "findings": counts,
-    }
-    return report_envelope(
-        KIND, {"source": source, "profile": profile, "nodes": nodes, "summary": summary}
-    )
-
-
-def report_findings(report: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Every finding of every mount of every node (for --fail-on)."""
-    return [
-        finding
-        for node in report["nodes"]
-        for mount in node["mounts"]
-        for finding in mount["findings"]
-    ]
+    nodes: Sequence[MountAuditNode], *, source: str, profile: str | None
+) -> MountAuditReport:
+    """The MountAuditReport of these nodes (``source``: ``cluster`` or ``files``)."""
+    return MountAuditReport(source=source, profile=profile, nodes=tuple(nodes))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -177,7 +147,7 @@ def report_findings(report: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 def build_node_report(
     capture: NodeCapture, objects: VolumeObjects | None, profile: str | None
-) -> dict[str, Any]:
+) -> MountAuditNode:
     """Parse one node's texts, map its volumes, run the NFS rules."""
     warnings: list[str] = list(capture.warnings)
     kernel = first_line(capture.first("kernel")) or None
@@ -206,19 +176,23 @@ def build_node_report(
     )
     stats_by_audit = _match_stats([audit.mount for audit in audits], stats)
     warnings.extend(_unmatched_stats(capture, stats, stats_by_audit))
-    return {
-        "node": capture.node,
-        "error": error,
-        "kernel": kernel,
-        "inputs": list(capture.inputs),
-        "nfs_parameters": params,
-        "mounts": [
-            _mount_dict(audit, owners.get(audit.mount.mountpoint), block)
+    return MountAuditNode(
+        node=capture.node,
+        error=error,
+        kernel=kernel,
+        inputs=tuple(capture.inputs),
+        nfs_parameters=params,
+        mounts=tuple(
+            AuditedMount(
+                audit,
+                VolumeRef.of(owners.get(audit.mount.mountpoint), pv_fallback=audit.pv_name),
+                None if block is None else MountCounters.of(block),
+            )
             for audit, block in zip(audits, stats_by_audit, strict=True)
-        ],
-        "volumes": volume_list(mounts, owners),
-        "warnings": warnings,
-    }
+        ),
+        volumes=volume_list(mounts, owners),
+        warnings=tuple(warnings),
+    )
 
 
 def _mount_table(capture: NodeCapture, warnings: list[str]) -> list[MountEntry]:
@@ -307,59 +281,9 @@ def _match_stats(
     return matched
 
 
-def _mount_dict(
-    audit: MountAudit, owner: VolumeOwner | None, stats: NfsMountStats | None
-) -> dict[str, Any]:
-    base = audit.to_dict()
-    findings = base.pop("findings")
-    base.pop("pv_name")
-    base.update(_owner_fields(owner, pv_fallback=audit.pv_name))
-    base["stats"] = mount_counters(stats)
-    base["findings"] = findings
-    return base
-
-
-def _owner_fields(owner: VolumeOwner | None, pv_fallback: str | None = None) -> dict[str, Any]:
-    return {
-        "namespace": owner.namespace if owner else None,
-        "pod": owner.pod_name if owner else None,
-        "pvc": owner.pvc_name if owner else None,
-        "pv": (owner.pv_name if owner else None) or pv_fallback,
-        "storage_class": owner.storage_class if owner else None,
-        "driver": _driver(owner) if owner else None,
-        "kind": owner.kubelet_path.kind if owner else None,
-        "volume": owner.kubelet_path.volume_name if owner else None,
-    }
-
-
-def _driver(owner: VolumeOwner) -> str | None:
-    if owner.csi_driver:
-        return owner.csi_driver
-    plugin = owner.kubelet_path.plugin
-    if plugin and plugin != "kubernetes.io~csi":
-        return plugin.replace("~", "/")  # in-tree plugin, e.g. kubernetes.io/nfs
-    return None
-
-
-def mount_counters(stats: NfsMountStats | None) -> dict[str, Any] | None:
-    """Key mountstats counters of one mount: age, connections, READ/WRITE/GETATTR, retransmits."""
-    if stats is None:
-        return None
-    ops: dict[str, Any] = {}
-    for name in REPORTED_OPS:
-        op = stats.op(name)
-        if op is not None:
-            ops[name] = op.to_dict()
-    return {
-        "age_seconds": stats.age_seconds,
-        "xprt_count": stats.xprt_count,
-        "retransmissions": sum(op.retransmissions for op in stats.ops.values()),
-        "major_timeouts": sum(op.major_timeouts for op in stats.ops.values()),
-        "ops": ops,
-    }
-
-
-def volume_list(mounts: Sequence[MountEntry], owners: Mapping[str, VolumeOwner]) -> list[JsonDict]:
+def volume_list(
+    mounts: Sequence[MountEntry], owners: Mapping[str, VolumeOwner]
+) -> tuple[PodVolume, ...]:
     """Every volume kubelet mounted for pods (CSI and in-tree; not secrets or config maps)."""
     volumes = []
     for entry in mounts:
@@ -372,16 +296,16 @@ def volume_list(mounts: Sequence[MountEntry], owners: Mapping[str, VolumeOwner])
         if path.plugin in _NOT_STORAGE_PLUGINS:
             continue
         volumes.append(
-            {
-                **_owner_fields(owner),
-                "mountpoint": entry.mountpoint,
-                "fstype": entry.fstype,
-                "source": entry.source,
-                "pod_uid": path.pod_uid,
-                "read_only": entry.read_only,
-            }
+            PodVolume(
+                VolumeRef.of(owner),
+                mountpoint=entry.mountpoint,
+                fstype=entry.fstype,
+                source=entry.source,
+                pod_uid=path.pod_uid,
+                read_only=entry.read_only,
+            )
         )
-    return volumes
+    return tuple(volumes)
 
 
 def _int(value: str | None) -> int | None:

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Generic, TypeVar
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.labels import object_name, with_run_labels
@@ -189,14 +189,16 @@ NODE_POD_NEEDS = (
     "mode for iscsi)"
 )
 
-NodeReport = Callable[[KubeApi, list[NodeOutput]], dict[str, Any]]
+ReportT = TypeVar("ReportT")
 
 
-class InspectionCommand:
+class InspectionCommand(Generic[ReportT]):
     """A node command (mount-audit, iscsi) as pipeline stages; ``report`` turns the nodes'
-    outputs into the command's report."""
+    outputs into the command's typed report."""
 
-    def __init__(self, kind: InspectionKind, report: NodeReport) -> None:
+    def __init__(
+        self, kind: InspectionKind, report: Callable[[KubeApi, list[NodeOutput]], ReportT]
+    ) -> None:
         """A command for one kind of inspection."""
         self.rbac_name = kind.command
         self.label = kind.command
@@ -239,7 +241,7 @@ class InspectionCommand:
 
     def run(
         self, api: KubeApi, plan: InspectionPlan, scope: RunScope, progress: Progress
-    ) -> dict[str, Any]:
+    ) -> ReportT:
         """Inspect the nodes, then build the command's report."""
         return self._report(api, inspect_nodes(api, plan, scope))
 

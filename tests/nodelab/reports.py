@@ -14,6 +14,8 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from kubectl_storage.core.iscsi.report import IscsiReport
+from kubectl_storage.core.mount_audit.report import MountAuditReport
 from kubectl_storage.core.nodes.collect import split_sections
 from kubectl_storage.operations import iscsi as iscsi_op
 from kubectl_storage.operations import mount_audit
@@ -106,25 +108,40 @@ def iscsi_objects(phase: Path) -> VolumeObjects:
     return VolumeObjects(pods=tuple(pods), pvs=tuple(pvs), pvcs=tuple(pvcs))
 
 
-def mount_report(phase: Path, profile: str | None = None) -> dict[str, Any]:
+def typed_mount_report(phase: Path, profile: str | None = None) -> MountAuditReport:
     """mount-audit's node report for an NFS phase, and the report around it."""
     capture = NodeCapture.from_output(node_output(phase, "mount"))
     node = mount_audit.build_node_report(capture, nfs_objects(phase), profile)
     return mount_audit.build_report([node], source="cluster", profile=profile)
 
 
-def iscsi_report(phase: Path) -> dict[str, Any]:
+def typed_iscsi_report(phase: Path) -> IscsiReport:
     """iscsi's node report for an iSCSI phase, and the report around it."""
     capture = NodeCapture.from_output(node_output(phase, "iscsi"))
     node = iscsi_op.build_node_report(capture, iscsi_objects(phase))
     return iscsi_op.build_report([node], source="cluster")
 
 
-def report_for(phase: Path, profile: str | None = None) -> dict[str, Any]:
-    """The report of a phase directory, by what it collected."""
+def typed_report_for(phase: Path, profile: str | None = None) -> MountAuditReport | IscsiReport:
+    """The typed report of a phase directory, by what it collected (what render/ draws)."""
     if (phase / "collect-iscsi.txt").exists():
-        return iscsi_report(phase)
-    return mount_report(phase, profile)
+        return typed_iscsi_report(phase)
+    return typed_mount_report(phase, profile)
+
+
+def mount_report(phase: Path, profile: str | None = None) -> dict[str, Any]:
+    """:func:`typed_mount_report` as its JSON document (what the tests read)."""
+    return typed_mount_report(phase, profile).to_dict()
+
+
+def iscsi_report(phase: Path) -> dict[str, Any]:
+    """:func:`typed_iscsi_report` as its JSON document (what the tests read)."""
+    return typed_iscsi_report(phase).to_dict()
+
+
+def report_for(phase: Path, profile: str | None = None) -> dict[str, Any]:
+    """The JSON document of a phase directory's report, by what it collected."""
+    return typed_report_for(phase, profile).to_dict()
 
 
 def volume_handle_sha256(handle: str) -> str:

@@ -623,6 +623,6 @@ def test_node_report_passes_iscsid_conf_and_trident_pv_to_the_rules() -> None:
     text = (FIXTURES / "iscsid" / "iscsid.conf.open-iscsi").read_text(encoding="utf-8")
     capture = NodeCapture(node="w1", texts={"iscsid-conf": (text,)})
     trident = build_node_report(capture, _trident_objects("csi.trident.netapp.io"))
-    assert "ISCSI012" in [finding["id"] for finding in trident["findings"]]
+    assert "ISCSI012" in [finding.id for finding in trident.findings]
     other = build_node_report(capture, _trident_objects("ebs.csi.aws.com"))
-    assert "ISCSI012" not in [finding["id"] for finding in other["findings"]]
+    assert "ISCSI012" not in [finding.id for finding in other.findings]

@@ -12,6 +12,7 @@ import io
 from typing import Any
 
 from kubectl_storage.core.nodes.kubelet_paths import volume_handle_sha256
+from kubectl_storage.core.report.findings import Severity
 from kubectl_storage.operations.iscsi import (
     build_node_report as iscsi_node,
 )
@@ -109,20 +110,16 @@ def test_mount_is_mapped_to_its_claim_and_requested_options_are_compared() -> No
         storage_classes=(storage_class(["nfsvers=4.1", "nconnect=8"]),),
     )
     node = build_node_report(capture(mountinfo=MOUNTINFO.read_text()), objects, None)
-    (mount,) = [m for m in node["mounts"] if m["pod"]]
-    assert (mount["namespace"], mount["pod"], mount["pvc"], mount["pv"]) == (
-        "team-a",
-        "web-0",
-        "shared",
-        PV,
-    )
-    assert mount["storage_class"] == "shared-nfs"
-    assert mount["driver"] == "file.csi.azure.com"
-    assert mount["requested_options"] == ["nfsvers=4.1", "nconnect=8"]
-    (k8s001,) = [f for f in mount["findings"] if f["id"] == "NFSK8S001"]
-    assert "nconnect" in k8s001["message"]  # asked for 8, the kernel runs 4
-    (volume,) = [v for v in node["volumes"] if v["pod"] == "web-0"]
-    assert (volume["namespace"], volume["pvc"], volume["storage_class"]) == (
+    (mount,) = [m for m in node.mounts if m.owner.pod]
+    owner = mount.owner
+    assert (owner.namespace, owner.pod, owner.pvc, owner.pv) == ("team-a", "web-0", "shared", PV)
+    assert owner.storage_class == "shared-nfs"
+    assert owner.driver == "file.csi.azure.com"
+    assert mount.requested_options == ("nfsvers=4.1", "nconnect=8")
+    (k8s001,) = [f for f in mount.findings if f.id == "NFSK8S001"]
+    assert "nconnect" in k8s001.message  # asked for 8, the kernel runs 4
+    (volume,) = [v.owner for v in node.volumes if v.owner.pod == "web-0"]
+    assert (volume.namespace, volume.pvc, volume.storage_class) == (
         "team-a",
         "shared",
         "shared-nfs",
@@ -148,17 +145,17 @@ def test_a_staged_volume_without_a_pod_on_the_node_is_still_mapped() -> None:
         pvs=(volume,),
         pvcs=(pvc("shared", PV),),
     )
-    (mount,) = build_node_report(capture(mountinfo=mountinfo), objects, None)["mounts"]
-    assert (mount["pv"], mount["pvc"], mount["namespace"]) == (PV, "shared", "team-a")
-    assert mount["pod"] is None
-    assert mount["kind"] == "global-mount"
+    (mount,) = build_node_report(capture(mountinfo=mountinfo), objects, None).mounts
+    assert (mount.owner.pv, mount.owner.pvc, mount.owner.namespace) == (PV, "shared", "team-a")
+    assert mount.owner.pod is None
+    assert mount.owner.kind == "global-mount"
 
 
 def test_without_objects_the_requested_options_are_unknown() -> None:
     node = build_node_report(capture(mountinfo=MOUNTINFO.read_text()), None, None)
-    for mount in node["mounts"]:
-        assert mount["requested_options"] is None
-        assert "NFSK8S001" not in [f["id"] for f in mount["findings"]]
+    for mount in node.mounts:
+        assert mount.requested_options is None
+        assert "NFSK8S001" not in [f.id for f in mount.findings]
 
 
 NOCTO_MOUNTINFO = (
@@ -174,9 +171,9 @@ def nocto_severity(pods: tuple[dict[str, Any], ...]) -> str:
         pods=pods, pvs=(pv(PV, "shared", "nfs.csi.k8s.io"),), pvcs=(pvc("shared", PV),)
     )
     node = build_node_report(capture(mountinfo=NOCTO_MOUNTINFO), objects, None)
-    (mount,) = node["mounts"]
-    (nfs051,) = [f for f in mount["findings"] if f["id"] == "NFS051"]
-    return str(nfs051["severity"])
+    (mount,) = node.mounts
+    (nfs051,) = [f for f in mount.findings if f.id == "NFS051"]
+    return nfs051.severity.value
 
 
 def test_nocto_is_a_warning_only_when_several_nodes_write() -> None:
@@ -202,13 +199,13 @@ def test_live_sections_kernel_params_and_unreadable_mountstats() -> None:
         None,
         None,
     )
-    assert node["kernel"] == "5.15.0-91-generic"
-    assert node["nfs_parameters"] == {
+    assert node.kernel == "5.15.0-91-generic"
+    assert node.nfs_parameters == {
         "nfs.max_session_slots": "64",
         "sunrpc.tcp_max_slot_table_entries": "2",
     }
-    assert node["mounts"][0]["stats"] is None
-    assert node["warnings"] == [
+    assert node.mounts[0].stats is None
+    assert list(node.warnings) == [
         "mountstats not readable (cat: /proc/1/mountstats: Permission denied): "
         "no per-mount counters or defaulted options"
     ]
@@ -224,9 +221,10 @@ def test_failed_node_keeps_its_reason_and_counts_in_the_summary() -> None:
     failed = build_node_report(capture("w2", error="node NotReady (KubeletNotReady)"), None, None)
     ok = build_node_report(capture("w1", mountinfo=NOCTO_MOUNTINFO), None, None)
     report = build_report([ok, failed], source="cluster", profile=None)
-    assert failed["error"] == "node NotReady (KubeletNotReady)"
-    assert failed["mounts"] == []
-    assert report["summary"]["nodes_failed"] == 1
+    assert failed.error == "node NotReady (KubeletNotReady)"
+    assert failed.mounts == ()
+    assert report.summary.nodes_failed == 1
+    assert report.to_dict()["summary"]["nodes_failed"] == 1
     out = io.StringIO()
     write_mount_audit_table(report, out)
     assert "error: node NotReady (KubeletNotReady)" in out.getvalue()
@@ -236,8 +234,8 @@ def test_unreadable_mountinfo_is_a_node_error() -> None:
     node = build_node_report(
         capture(mountinfo="cat: /proc/1/mountinfo: Permission denied\n"), None, None
     )
-    assert node["error"] is not None
-    assert node["error"].startswith("mount table unreadable")
+    assert node.error is not None
+    assert node.error.startswith("mount table unreadable")
 
 
 def test_mount_audit_golden_table(golden: Any) -> None:
@@ -278,13 +276,14 @@ def test_node_without_iscsi_reports_cleanly() -> None:
         ),
         VolumeObjects(),
     )
-    assert node["error"] is None
-    assert node["status"] == "no iSCSI sessions, multipath not installed"
-    assert node["sessions"] == []
-    assert node["multipath_maps"] == []
-    assert node["findings"] == []
-    assert node["warnings"] == []
-    assert node["tools"] == {
+    assert node.error is None
+    assert node.status == "no iSCSI sessions, multipath not installed"
+    assert node.sessions == ()
+    assert node.multipath_maps == ()
+    assert node.findings == ()
+    assert node.warnings == ()
+    assert node.tools.multipath_installed is False
+    assert node.tools.to_dict() == {
         "probed": True,
         "multipath": None,
         "multipathd": None,
@@ -303,11 +302,11 @@ def test_sessions_without_multipathd_are_an_error() -> None:
         capture(tools=tools, iscsi_sysfs=sysfs, iscsiadm_session="iscsiadm: No active sessions.\n"),
         None,
     )
-    ids = [f["id"] for f in node["findings"]]
+    ids = [f.id for f in node.findings]
     assert "MP000" in ids  # sessions exist, multipath is not installed
     assert "ISCSI008" in ids  # and so the disks are used without multipath
-    assert node["status"] == "2 iSCSI session(s), multipath not installed"
-    assert node["warnings"] == []  # "No active sessions" is a normal answer
+    assert node.status == "2 iSCSI session(s), multipath not installed"
+    assert node.warnings == ()  # "No active sessions" is a normal answer
 
 
 def test_multipathd_json_is_completed_from_multipath_ll() -> None:
@@ -321,19 +320,21 @@ def test_multipathd_json_is_completed_from_multipath_ll() -> None:
     )
     text = (FIXTURES / "multipath" / "ubiquity_ibm_apostrophe_tree_warnings.txt").read_text()
     node = iscsi_node(capture(multipathd_json=mpathj, multipath_ll=text), None)
-    (mpath,) = node["multipath_maps"]
-    assert node["maps_source"] == "multipathd-json"
-    assert mpath["queueing"] == "on"  # from JSON
-    assert mpath["size"] == "1.0G"  # from multipath -ll
-    assert mpath["path_groups"][0]["paths"][0]["hctl"] == "39:0:0:1"  # from multipath -ll
+    (mpath,) = node.multipath_maps
+    assert node.maps_source == "multipathd-json"
+    assert mpath.queueing == "on"  # from JSON
+    assert mpath.size == "1.0G"  # from multipath -ll
+    assert mpath.path_groups[0].paths[0].hctl == "39:0:0:1"  # from multipath -ll
+    (mpath_json,) = node.to_dict()["multipath_maps"]
+    assert (mpath_json["queueing"], mpath_json["size"]) == ("on", "1.0G")
 
 
 def test_multipathd_not_answering_falls_back_to_multipath_ll() -> None:
     text = (FIXTURES / "multipath" / "stockage_path_down_failed_faulty.txt").read_text()
     node = iscsi_node(capture(multipathd_json="error receiving packet\n", multipath_ll=text), None)
-    assert node["maps_source"] == "multipath-ll"
-    assert len(node["multipath_maps"]) == 2
-    assert node["warnings"][0].startswith("multipathd did not answer with maps")
+    assert node.maps_source == "multipath-ll"
+    assert len(node.multipath_maps) == 2
+    assert node.warnings[0].startswith("multipathd did not answer with maps")
 
 
 # A kubelet staging mount of an ext4 filesystem on /dev/mapper/mpatha, the pod's bind mount of
@@ -390,20 +391,18 @@ def test_luns_are_mapped_to_claims_through_the_kubelet_mounts() -> None:
         ),
         objects,
     )
-    luns = {row["dm"]: row for row in node["luns"]}
-    assert (luns["dm-2"]["namespace"], luns["dm-2"]["pvc"], luns["dm-2"]["pv"]) == (
-        "team-a",
-        "db",
-        "pvc-db",
-    )
-    assert luns["dm-2"]["pods"] == ["db-0"]
-    assert (luns["dm-3"]["pvc"], luns["dm-3"]["pods"]) == ("raw", ["raw-0"])
-    assert luns["dm-2"]["lun"] == 0
-    roles = [(p["dev"], p["role"]) for p in luns["dm-3"]["paths"]]
+    luns = {row.dm: row for row in node.luns}
+    db = luns["dm-2"].owner
+    assert (db.namespace, db.pvc, db.pv, db.pods) == ("team-a", "db", "pvc-db", ("db-0",))
+    assert (luns["dm-3"].owner.pvc, luns["dm-3"].owner.pods) == ("raw", ("raw-0",))
+    assert luns["dm-2"].lun == 0
+    roles = [(p.dev, p.role) for p in luns["dm-3"].paths]
     assert roles == [("sdb", "failed"), ("sdc", "active")]
+    (row,) = [row for row in node.to_dict()["luns"] if row["dm"] == "dm-2"]
+    assert (row["namespace"], row["pvc"], row["pods"]) == ("team-a", "db", ["db-0"])
     # A Trident node plugin runs on this node: find_multipaths yes is a warning, not info.
-    (mp003,) = [f for f in node["findings"] if f["id"] == "MP003"]
-    assert mp003["severity"] == "warn"
+    (mp003,) = [f for f in node.findings if f.id == "MP003"]
+    assert mp003.severity is Severity.WARN
     report = iscsi_report([node], "cluster")
     out = io.StringIO()
     write_iscsi_table(report, out, wide=True)

@@ -194,7 +194,7 @@ def test_objects_alone_are_a_usage_error() -> None:
 
 
 def test_bundle_gives_requested_options_and_the_class_profile_offline() -> None:
-    report = audit_files([MOUNTINFO, BUNDLE, PODS], None, None)
+    report = audit_files([MOUNTINFO, BUNDLE, PODS], None, None).to_dict()
     (node,) = report["nodes"]
     (mount,) = [m for m in node["mounts"] if m["mountpoint"] == POD_VOLUME]
     assert (mount["namespace"], mount["pod"], mount["pvc"]) == ("team-a", "web-0", "shared")
@@ -215,10 +215,15 @@ def test_bundle_gives_requested_options_and_the_class_profile_offline() -> None:
 
 
 def test_without_bundle_the_same_mount_knows_no_request() -> None:
-    (node,) = audit_files([MOUNTINFO], None, None)["nodes"]
-    (mount,) = [m for m in node["mounts"] if m["mountpoint"] == POD_VOLUME]
-    assert mount["requested_options"] is None
-    assert (mount["profile"], mount["pvc"]) == ("azure-files", None)
+    report = audit_files([MOUNTINFO], None, None)
+    (node,) = report.nodes
+    (mount,) = [m for m in node.mounts if m.mountpoint == POD_VOLUME]
+    assert mount.requested_options is None
+    assert (mount.profile, mount.owner.pvc) == ("azure-files", None)
+    (document,) = [
+        m for m in report.to_dict()["nodes"][0]["mounts"] if m["mountpoint"] == POD_VOLUME
+    ]
+    assert (document["requested_options"], document["pvc"]) == (None, None)
 
 
 def test_bundle_names_the_claim_behind_a_lun(tmp_path: Path) -> None:
@@ -260,6 +265,6 @@ def test_bundle_names_the_claim_behind_a_lun(tmp_path: Path) -> None:
         [mountinfo, FIXTURES / "multipath" / "stockage_path_down_failed_faulty.txt", bundle],
         "chunk1",
     )
-    (node,) = report["nodes"]
+    (node,) = report.to_dict()["nodes"]
     luns = {row["alias"]: row for row in node["luns"]}
     assert (luns["mpatha"]["namespace"], luns["mpatha"]["pvc"]) == ("team-a", "db")

@@ -4,7 +4,9 @@ thresholds live in one table per vendor rather than in the rules' code."""
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import inspect
+import pkgutil
 import re
 from pathlib import Path
 
@@ -124,7 +126,13 @@ def test_iscsi_catalogue_lists_the_implemented_rules_and_keys_resolve() -> None:
 
 
 def test_iscsi_rules_read_the_array_table_not_vendor_strings() -> None:
-    code = inspect.getsource(iscsi_rules)
+    # The rules are a package of rule families: every module of it, not only __init__.
+    modules = [
+        importlib.import_module(f"{iscsi_rules.__name__}.{info.name}")
+        for info in pkgutil.iter_modules(iscsi_rules.__path__)
+    ]
+    assert len(modules) >= 5
+    code = "\n".join(inspect.getsource(module) for module in [iscsi_rules, *modules])
     for literal in ('"NETAPP"', '"PURE"', '"NIMBLE"', '"DELLEMC"', '"netapp"', '"pure"'):
         assert literal not in code, literal
     assert array_for("NETAPP  ", "LUN C-Mode") is not None

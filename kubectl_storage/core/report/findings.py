@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -71,3 +72,22 @@ class RuleSpec:
             "title": self.title,
             "sources": [{"key": key, "ref": refs[key]} for key in self.sources.split()],
         }
+
+
+@dataclass(frozen=True)
+class SeverityCounts:
+    """How many findings of each severity a report holds (its summary's ``findings``)."""
+
+    error: int = 0
+    warn: int = 0
+    info: int = 0
+
+    @classmethod
+    def of(cls, findings: Iterable[Finding]) -> SeverityCounts:
+        """Count ``findings`` by severity."""
+        counts = Counter(finding.severity for finding in findings)
+        return cls(counts[Severity.ERROR], counts[Severity.WARN], counts[Severity.INFO])
+
+    def to_dict(self) -> dict[str, int]:
+        """JSON shape: error, warn, info (most severe first)."""
+        return {"error": self.error, "warn": self.warn, "info": self.info}

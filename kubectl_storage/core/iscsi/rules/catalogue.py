@@ -1,0 +1,143 @@
+"""The iSCSI/multipath rule catalogue: every rule's id, severity, title and sources, and the
+source table; :func:`cite` makes a finding that cites them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubectl_storage.core.report.findings import Finding, RuleSpec, Severity
+
+SOURCES: dict[str, str] = {
+    "S45": "S45 kubernetes pkg/volume/iscsi/iscsi_util.go, pkg/volume/util/device_util_linux.go",
+    "S50": "S50 multipath.conf(5), opensvc/multipath-tools multipath/multipath.conf.5.in",
+    "S51": "S51 multipathd(8), multipath-tools multipathd/multipathd.8.in",
+    "S52": "S52 multipath-tools libmultipath/print.c",
+    "S53": "S53 multipath-tools libmultipath/hwtable.c (built-in vendor entries)",
+    "S55": "S55 Red Hat DM Multipath guide, 'Multipath Command Output'",
+    "S56": "S56 open-iscsi README §6 and §8.1-8.2, and etc/iscsid.conf",
+    "S57": "S57 open-iscsi usr/session_info.c, usr/iscsi_sysfs.c",
+    "S58": "S58 Linux drivers/scsi/scsi_transport_iscsi.c",
+    "S59": "S59 Linux drivers/scsi/scsi_sysfs.c access states; "
+    "multipath-tools libmultipath/prioritizers/sysfs.c",
+    "S60": "S60 NetApp ONTAP SAN host docs, linux-rhel-multipathing (NetAppDocs/ontap-sanhost)",
+    "S61": "S61 NetApp ONTAP SAN host docs, linux-iscsi-configuration (replacement_timeout 5)",
+    "S62": "S62 NetApp ONTAP SAN host docs, reuse_hu_recommended_settings",
+    "S63": "S63 NetApp Trident 'Prepare the worker node' "
+    "(https://docs.netapp.com/us-en/trident/trident-use/worker-node-prep.html)",
+    "S64": "S64 NetApp Trident ontap-san-prep ('NetApp recommends using bidirectional CHAP')",
+    "S65": "S65 Pure Storage 'Linux Recommended Settings'",
+    "S66": "S66 Pure Storage published device stanza (tripleo-deployment-configs pure-temp.yaml)",
+    "S67": "S67 Portworx 'Use FlashArray as backend storage' (multipath.conf for Kubernetes)",
+    "S68": "S68 HPE CSI driver node conformance (hpe-linux-config.yaml) and example multipath.conf",
+    "S75": "S75 multipath-tools libmultipath/discovery.c (0.9.4, 0.14.3): sysfs_set_scsi_tmo() "
+    "and sysfs_set_session_tmo() write fast_io_fail_tmo (default 5, defaults.h) into the "
+    "recovery_tmo of the iSCSI session of every path of a map (off and 0 cannot be set on "
+    "iSCSI); path_offline() reads the SCSI device state (offline: down, blocked: pending)",
+    "H1": "H1 NetApp Linux Host Utilities, sanlun lun show -p "
+    "(https://docs.netapp.com/us-en/ontap-sanhost/hu-luhu-sanlun-utility.html): host path state "
+    "up/down, path type primary (the node owning the LUN) or secondary (its HA partner)",
+}
+
+
+#: The iSCSI / multipath rule catalogue (rules.md B.3 with this project's changes).
+RULES: dict[str, RuleSpec] = {
+    spec.id: spec
+    for spec in (
+        RuleSpec("MP000", "error", "iSCSI in use, multipathd not installed or not running", "S63"),
+        RuleSpec("MP001", "error", "/etc/multipath.conf missing", "S62 S60"),
+        RuleSpec("MP002", "info", "defaults/overrides hide built-in vendor entries", "S62 S50 S55"),
+        RuleSpec(
+            "MP003",
+            "warn (Trident) / info",
+            "find_multipaths lets a single-path LUN stay a bare sdX (yes, on, strict, smart)",
+            "S63 S50 S55 S67",
+        ),
+        RuleSpec(
+            "MP004", "info", "user_friendly_names yes where the vendor needs no", "S67 S53 S60"
+        ),
+        RuleSpec(
+            "MP010", "error", "failed, faulty or offline path (map or sanlun)", "S51 S52 S55 H1"
+        ),
+        RuleSpec("MP011", "error", "no usable path (map or sanlun)", "S51 S52 H1"),
+        RuleSpec("MP012", "warn", "fewer than two paths", "S60 S56 S63"),
+        RuleSpec("MP013", "warn", "more paths than the vendor supports", "S60"),
+        RuleSpec("MP014", "info", "transient checker state", "S51"),
+        RuleSpec("MP015", "error", "every path ALUA standby", "S51 S59"),
+        RuleSpec(
+            "MP016",
+            "warn",
+            "ONTAP LUN with no primary path up: I/O through the HA partner (sanlun)",
+            "H1 S60",
+        ),
+        RuleSpec(
+            "MP020",
+            "warn",
+            "one path group mixing ALUA priorities or primary and secondary paths",
+            "S50 S60 S53 S66 S68 S59 H1",
+        ),
+        RuleSpec(
+            "MP021",
+            "warn (info with failback immediate)",
+            "I/O on a lower-priority group while a higher one is usable",
+            "S50 S60 S53 S66 S68 H1",
+        ),
+        RuleSpec("MP022", "info", "path_checker not the vendor's", "S50 S60 S66 S68"),
+        RuleSpec("MP023", "info", "detect_prio on for Pure FlashArray", "S65 S53"),
+        RuleSpec(
+            "MP030",
+            "warn",
+            "no_path_retry / queueing against vendor guidance",
+            "S50 S60 S53 S66 S67 S68",
+        ),
+        RuleSpec(
+            "MP031",
+            "warn",
+            "unbounded queueing with queue_without_daemon yes (unset means no)",
+            "S50",
+        ),
+        RuleSpec("MP032", "info", "deprecated features queue_if_no_path", "S50"),
+        RuleSpec("ISCSI001", "error", "session not logged in", "S58 S57 S63"),
+        RuleSpec("ISCSI002", "warn", "iscsid re-establishing the session", "S57 S56"),
+        RuleSpec("ISCSI003", "error", "connection failed or down (sysfs)", "S58"),
+        RuleSpec(
+            "ISCSI004",
+            "warn",
+            "replacement_timeout above 15 s on a multipathed session, or in iscsid.conf where "
+            "multipathd will not override it",
+            "S56 S61 S68 S58 S75",
+        ),
+        RuleSpec("ISCSI005", "info", "short replacement_timeout without multipath", "S56"),
+        RuleSpec("ISCSI006", "warn", "NOP-Out pings off with multipathed sessions", "S56 S68"),
+        RuleSpec("ISCSI007", "warn/info", "no CHAP or one-way CHAP", "S64 S56 S58"),
+        RuleSpec("ISCSI008", "error/warn", "iSCSI disk used without multipath", "S45 S51 S63"),
+        RuleSpec("ISCSI009", "warn", "duplicate sessions", "S56 S68 S57"),
+        RuleSpec("ISCSI010", "warn", "one portal while the node DB lists several", "S56 S60"),
+        RuleSpec("ISCSI011", "error", "InitiatorName shared by nodes", "S63"),
+        RuleSpec("ISCSI012", "warn", "node.session.scan not manual on a Trident node", "S63"),
+        RuleSpec("ISCSI013", "error", "SCSI device not running", "S57 S52"),
+        RuleSpec(
+            "ISCSI014",
+            "info",
+            "iscsid.conf replacement_timeout differs from sessions without a multipath map",
+            "S56 S58 S75",
+        ),
+        RuleSpec("ISCSI015", "warn", "iSCSI in use, iscsid not running", "S63"),
+        RuleSpec("ISCSI016", "info", "iscsid.conf below the HPE CSI values", "S68 S56"),
+    )
+}
+
+
+def rule_catalogue() -> list[dict[str, Any]]:
+    """Every iSCSI/multipath rule with its severity, title and resolved sources (JSON shape)."""
+    return [spec.to_dict(SOURCES) for spec in RULES.values()]
+
+
+def source_of(*keys: str) -> str:
+    unique = dict.fromkeys(key for group in keys for key in group.split())
+    return "; ".join(SOURCES[key] for key in unique)
+
+
+def cite(rule: str, severity: Severity, message: str, fix: str, *keys: str) -> Finding:
+    """A finding citing ``keys`` (default: the rule's catalogue sources)."""
+    cited = keys or (RULES[rule].sources,)
+    return Finding(id=rule, severity=severity, message=message, fix=fix, source=source_of(*cited))

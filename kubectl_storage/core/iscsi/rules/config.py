@@ -1,0 +1,267 @@
+"""multipathd and multipath.conf (MP000-MP004, MP022, MP023, MP030-MP032)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kubectl_storage.core.iscsi.multipath import (
+    MultipathMap,
+)
+from kubectl_storage.core.iscsi.multipath_conf import MultipathConf
+from kubectl_storage.core.iscsi.rules.catalogue import RULES, cite
+from kubectl_storage.core.iscsi.rules.health import effective_value
+from kubectl_storage.core.iscsi.vendors import array_for
+from kubectl_storage.core.report.findings import Finding, Severity
+
+# --- daemon and configuration (MP000-MP004, MP022, MP030-MP032) ---------------------------------
+
+
+def check_multipathd_presence(
+    *,
+    iscsi_in_use: bool,
+    multipathd_running: bool | None,
+    multipath_installed: bool | None = None,
+    conf_present: bool | None = None,
+) -> list[Finding]:
+    """MP000 (multipathd not installed or not running) and MP001 (no /etc/multipath.conf).
+
+    ``None`` means "not known" and never fires.
+    """
+    if not iscsi_in_use:
+        return []
+    findings = []
+    if multipath_installed is False or multipathd_running is False:
+        what = "not installed" if multipath_installed is False else "not running"
+        findings.append(
+            cite(
+                "MP000",
+                Severity.ERROR,
+                f"iSCSI sessions exist but multipathd is {what}: no failover",
+                "Install multipath-tools/device-mapper-multipath; "
+                "`systemctl enable --now multipathd`",
+            )
+        )
+    if conf_present is False:
+        findings.append(
+            cite(
+                "MP001",
+                Severity.ERROR,
+                "/etc/multipath.conf is missing; the multipath daemon needs it to start",
+                "`touch /etc/multipath.conf` (ONTAP built-ins suffice) or `mpathconf --enable`",
+            )
+        )
+    return findings
+
+
+_MP002_KEYS = (
+    "path_grouping_policy",
+    "failback",
+    "no_path_retry",
+    "path_checker",
+    "prio",
+    "hardware_handler",
+    "features",
+    "dev_loss_tmo",
+    "fast_io_fail_tmo",
+)
+
+#: find_multipaths values that multipath every path, even a LUN's only one (multipath.conf(5):
+#: ``greedy``; ``no``/``off``: multipathd behaves like greedy).
+_FIND_MULTIPATHS_ALL = {"no", "off", "greedy"}
+
+
+def _unbounded_queueing(conf: MultipathConf) -> list[str]:
+    """Where the files configure queueing that never stops: ``no_path_retry queue``, or the
+    deprecated ``features queue_if_no_path`` in a section that does not set ``no_path_retry``
+    (which takes precedence over the feature, multipath.conf(5)); overrides beat both."""
+    where: list[str] = []
+    override_retry = conf.overrides.get("no_path_retry")
+    sections = [("defaults", conf.defaults), ("overrides", conf.overrides)] + [
+        (f"device {stanza.get('vendor') or '?'}", stanza) for stanza in conf.devices
+    ]
+    for label, section in sections:
+        retry = section.get("no_path_retry")
+        if label != "overrides" and override_retry is not None:
+            retry = override_retry
+        if retry == "queue" or (
+            retry is None and "queue_if_no_path" in (section.get("features") or "")
+        ):
+            where.append(label)
+    return where
+
+
+def check_multipath_conf(
+    conf: MultipathConf, maps: Sequence[MultipathMap] = (), *, trident: bool = False
+) -> list[Finding]:
+    """Configuration rules MP002, MP003, MP004, MP022, MP030 (config side), MP031, MP032.
+
+    Args:
+        conf: parsed multipath.conf.
+        maps: the node's maps (to know which vendors are present).
+        trident: the node runs Trident (MP003 becomes a warning).
+    """
+    findings: list[Finding] = []
+    present = {(m.vendor, m.product): array_for(m.vendor, m.product) for m in maps}
+    builtin = {array.name for array in present.values() if array is not None}
+    for section_name, section in (("defaults", conf.defaults), ("overrides", conf.overrides)):
+        overridden = [key for key in _MP002_KEYS if section.get(key) is not None]
+        if overridden and builtin:
+            findings.append(
+                cite(
+                    "MP002",
+                    Severity.INFO,
+                    f"multipath.conf {section_name} sets {', '.join(overridden)} while LUNs of "
+                    f"{', '.join(sorted(builtin))} (built-in entries) are present",
+                    "Move these settings into a devices { device { vendor … product … } } stanza",
+                )
+            )
+    find_multipaths = conf.defaults.get("find_multipaths")
+    if find_multipaths is not None and find_multipaths not in _FIND_MULTIPATHS_ALL:
+        findings.append(
+            cite(
+                "MP003",
+                Severity.WARN if trident else Severity.INFO,
+                f"find_multipaths is {find_multipaths!r}: a new LUN with one path at attach "
+                "time may be used as a bare sdX",
+                "Trident: `find_multipaths no` under defaults; others: the vendor value",
+            )
+        )
+    for (vendor, product), array in present.items():
+        if array is None:
+            continue
+        ufn = effective_value(conf, "user_friendly_names", vendor, product)
+        if array.user_friendly_names_no and ufn == "yes":
+            findings.append(
+                cite(
+                    "MP004",
+                    Severity.INFO,
+                    f"user_friendly_names yes applies to {vendor},{product}; "
+                    f"{array.name} requires no",
+                    "Set `user_friendly_names no` in the device stanza",
+                    array.source("user_friendly_names_no") or RULES["MP004"].sources,
+                )
+            )
+        checker = effective_value(conf, "path_checker", vendor, product)
+        if array.path_checker and checker is not None and checker != array.path_checker:
+            findings.append(
+                cite(
+                    "MP022",
+                    Severity.INFO,
+                    f"path_checker {checker} for {vendor},{product}; {array.path_checker} is "
+                    f"the {array.name} checker (asynchronous)",
+                    f"path_checker {array.path_checker}",
+                    array.source("path_checker") or RULES["MP022"].sources,
+                )
+            )
+        value = effective_value(conf, "no_path_retry", vendor, product)
+        if (
+            array.no_path_retry_wanted is not None
+            and value is not None
+            and value not in array.no_path_retry_allowed
+        ):
+            findings.append(
+                cite(
+                    "MP030",
+                    Severity.WARN,
+                    f"no_path_retry {value} for {vendor},{product}; "
+                    f"{array.name} guidance is {array.no_path_retry_wanted}",
+                    f"no_path_retry {array.no_path_retry_wanted} in a devices stanza for {vendor}",
+                    array.source("no_path_retry"),
+                )
+            )
+    queueing = _unbounded_queueing(conf)
+    # multipath.conf(5): queue_without_daemon "The default is: no"; only an explicit yes keeps
+    # queueing on once multipathd has stopped.
+    if queueing and (conf.defaults.get("queue_without_daemon") or "no").lower() == "yes":
+        findings.append(
+            cite(
+                "MP031",
+                Severity.WARN,
+                f"unbounded queueing ({', '.join(queueing)}) with queue_without_daemon yes: "
+                "processes can hang unkillable when all paths are down and multipathd has stopped",
+                "queue_without_daemon no (the default); prefer a bounded no_path_retry N "
+                "unless the vendor requires queue",
+            )
+        )
+    feature_sections = [
+        name
+        for name, section in (("defaults", conf.defaults), ("overrides", conf.overrides))
+        if "queue_if_no_path" in (section.get("features") or "")
+    ]
+    feature_sections += [
+        "devices" for stanza in conf.devices if "queue_if_no_path" in (stanza.get("features") or "")
+    ][:1]
+    if feature_sections:
+        findings.append(
+            cite(
+                "MP032",
+                Severity.INFO,
+                f"features queue_if_no_path set in {', '.join(feature_sections)}: "
+                "deprecated, superseded "
+                "by no_path_retry",
+                "Use no_path_retry instead",
+            )
+        )
+    return findings
+
+
+def check_map_queueing(mpath: MultipathMap) -> list[Finding]:
+    """MP030 from the live map (multipathd JSON ``queueing``)."""
+    array = array_for(mpath.vendor, mpath.product)
+    if array is None or array.live_queueing is None or mpath.queueing is None:
+        return []
+    if mpath.queueing == array.live_queueing:
+        return []
+    return [
+        cite(
+            "MP030",
+            Severity.WARN,
+            f"{mpath.name} ({mpath.vendor},{mpath.product}): queueing {mpath.queueing}; "
+            "vendor guidance is "
+            f"no_path_retry {array.no_path_retry_wanted} (queueing {array.live_queueing})",
+            "Use the vendor no_path_retry in a devices stanza",
+            array.source("no_path_retry"),
+        )
+    ]
+
+
+def check_pure_detect_prio(conf: MultipathConf, maps: Sequence[MultipathMap] = ()) -> list[Finding]:
+    """MP023: a map of an array that requires ``detect_prio no`` (Pure FlashArray) while
+    multipath.conf turns it on.
+
+    Limitation: :mod:`.multipath_conf` knows only the files, not the built-in hwtable, so the
+    value is resolved as overrides > matching device stanza > defaults (:func:`effective_value`). A
+    value the files leave unset is not judged (older built-ins inherit the upstream default yes,
+    newer PURE entries set it off; ``multipathd show config`` tells which). A ``defaults``-only
+    yes is reported with that caveat, because a newer built-in PURE entry would win over it.
+    """
+    findings = []
+    seen: set[tuple[str, str]] = set()
+    for mpath in maps:
+        key = (mpath.vendor, mpath.product)
+        array = array_for(*key)
+        if array is None or not array.detect_prio_no or key in seen:
+            continue
+        seen.add(key)
+        value = effective_value(conf, "detect_prio", *key)
+        if value is None or value.lower() not in {"yes", "on"}:
+            continue
+        device = conf.device_for(*key)
+        if conf.overrides.get("detect_prio") is not None:
+            where = "overrides"
+        elif device is not None and device.get("detect_prio") is not None:
+            where = "its devices stanza"
+        else:
+            where = "defaults (a newer built-in PURE entry, which sets it off, would win)"
+        findings.append(
+            cite(
+                "MP023",
+                Severity.INFO,
+                f"detect_prio {value} for {mpath.vendor},{mpath.product} from {where}; "
+                f"{array.name} requires no, otherwise the sysfs prioritizer replaces alua and "
+                "array firmware updates can go wrong",
+                f'detect_prio "no" in the {array.vendor} device stanza',
+                array.source("detect_prio_no"),
+            )
+        )
+    return findings

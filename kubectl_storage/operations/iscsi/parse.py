@@ -1,0 +1,193 @@
+"""One node's texts parsed: sessions, maps, configuration, records, sanlun, mountinfo and the
+block devices, with what could not be read kept as warnings; and the host tools probed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubectl_storage.core.iscsi.iscsid_conf import IscsidConf, parse_iscsid_conf
+from kubectl_storage.core.iscsi.multipath import (
+    MultipathMap,
+    MultipathParseError,
+    merge_multipath_views,
+    parse_multipath_ll,
+    parse_multipathd_json,
+)
+from kubectl_storage.core.iscsi.multipath_conf import MultipathConf, parse_multipath_conf
+from kubectl_storage.core.iscsi.report import HostTools
+from kubectl_storage.core.iscsi.sanlun import SanlunLun, parse_sanlun_lun_show_p
+from kubectl_storage.core.iscsi.sessions import (
+    IscsiInputFormat,
+    IscsiNodeRecord,
+    IscsiSession,
+    detect_iscsi_format,
+    parse_iscsi_sysfs_dump,
+    parse_iscsiadm_node,
+    parse_iscsiadm_session,
+    parse_iscsiadm_session_detail,
+    scsi_device_states,
+)
+from kubectl_storage.core.nodes.collect import ABSENT_MARKER, parse_tools_section
+from kubectl_storage.core.nodes.mounts import LineNote, MountEntry, MountParseError, parse_mountinfo
+from kubectl_storage.operations.node_capture import NodeCapture, first_line, line_warnings
+
+
+@dataclass
+class ParsedNode:
+    """What one node's texts say, parsed; collected warnings on the way."""
+
+    sessions: tuple[IscsiSession, ...] = ()
+    maps: tuple[MultipathMap, ...] = ()
+    maps_source: str | None = None
+    conf: MultipathConf | None = None
+    #: None: unknown (offline, or not collected); False: the node has no /etc/multipath.conf.
+    conf_present: bool | None = None
+    records: tuple[IscsiNodeRecord, ...] = ()
+    #: /etc/iscsi/iscsid.conf (password lines removed on the node); None when not read.
+    iscsid_conf: IscsidConf | None = None
+    sanlun: tuple[SanlunLun, ...] = ()
+    mounts: list[MountEntry] | None = None
+    dm_names: dict[str, str] = field(default_factory=dict)
+    mpath_devices: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def tool_facts(capture: NodeCapture) -> HostTools:
+    """Which host tools exist and which daemons run; all None when not probed (files)."""
+    probed = "tools" in capture.texts and bool(capture.first("tools"))
+    raw = parse_tools_section(capture.first("tools")) if probed else {}
+
+    def tool(name: str) -> str | None:
+        value = raw.get(f"tool:{name}")
+        return value if value and value != "absent" else None
+
+    def running(daemon: str) -> bool | None:
+        state = raw.get(f"daemon:{daemon}")
+        return None if state is None else state == "running"
+
+    return HostTools(
+        probed=probed,
+        multipath=tool("multipath"),
+        multipathd=tool("multipathd"),
+        iscsiadm=tool("iscsiadm"),
+        sanlun=tool("sanlun"),
+        multipathd_running=running("multipathd"),
+        iscsid_running=running("iscsid"),
+    )
+
+
+def parse_node(capture: NodeCapture) -> ParsedNode:
+    """Parse every text of one node (its warnings collected in the result)."""
+    facts = ParsedNode()
+    facts.sessions = _sessions(capture, facts.warnings)
+    facts.maps, facts.maps_source = _maps(capture, facts.warnings, facts.sessions)
+    conf_texts = [t for t in capture.all("multipath-conf") if t.strip() != ABSENT_MARKER]
+    facts.conf = parse_multipath_conf("\n".join(conf_texts)) if conf_texts else None
+    if any(t.strip() == ABSENT_MARKER for t in capture.all("multipath-conf")):
+        facts.conf_present = False
+    elif conf_texts:
+        facts.conf_present = True
+    facts.records = tuple(
+        record
+        for text, notes in _noted(capture, "iscsiadm-node", facts.warnings)
+        for record in parse_iscsiadm_node(text, notes=notes)
+    )
+    iscsid_texts = [
+        t for t in capture.all("iscsid-conf") if t.strip() and t.strip() != ABSENT_MARKER
+    ]
+    facts.iscsid_conf = parse_iscsid_conf("\n".join(iscsid_texts)) if iscsid_texts else None
+    facts.sanlun = tuple(
+        lun
+        for text, notes in _noted(capture, "sanlun", facts.warnings)
+        for lun in parse_sanlun_lun_show_p(text, notes=notes)
+    )
+    if "mountinfo" in capture.texts:
+        facts.mounts = []
+        for text, notes in _noted(capture, "mountinfo", facts.warnings):
+            try:
+                facts.mounts.extend(parse_mountinfo(text, strict=False, notes=notes))
+            except MountParseError as exc:  # pragma: no cover - non-strict parsing skips lines
+                facts.warnings.append(f"mountinfo unreadable: {exc}")
+    for device in parse_block_devices(capture.first("block-devices")):
+        if device.get("dm_name"):
+            facts.dm_names[device["dm_name"]] = device["name"]
+        if str(device.get("dm_uuid", "")).startswith("mpath-"):
+            facts.mpath_devices.append(device["name"])
+    return facts
+
+
+def _noted(
+    capture: NodeCapture, kind: str, warnings: list[str]
+) -> Iterator[tuple[str, list[LineNote]]]:
+    """The texts of one kind, each with a list for its parser's notes; once a text is parsed
+    (the caller asks for the next), its skipped and rejoined lines become warnings (offline
+    only, see ``line_warnings``)."""
+    for label, text in capture.labelled(kind):
+        notes: list[LineNote] = []
+        yield text, notes
+        warnings.extend(line_warnings(capture, label, notes))
+
+
+def _sessions(capture: NodeCapture, warnings: list[str]) -> tuple[IscsiSession, ...]:
+    """Sessions from ``iscsiadm -m session [-P 3]`` when it gave any, else from sysfs."""
+    sessions: list[IscsiSession] = []
+    for text, notes in _noted(capture, "iscsiadm-session", warnings):
+        fmt = detect_iscsi_format(text)
+        if fmt == IscsiInputFormat.ISCSIADM_SESSION_DETAIL:
+            sessions.extend(parse_iscsiadm_session_detail(text, notes=notes))
+        elif fmt == IscsiInputFormat.ISCSIADM_SESSION:
+            sessions.extend(parse_iscsiadm_session(text, notes=notes))
+        elif "No active sessions" not in text:
+            warnings.append(f"iscsiadm output not understood: {first_line(text)}")
+    if sessions:
+        return tuple(sessions)
+    return tuple(
+        session for text in capture.all("iscsi-sysfs") for session in parse_iscsi_sysfs_dump(text)
+    )
+
+
+def _maps(
+    capture: NodeCapture, warnings: list[str], sessions: Sequence[IscsiSession] = ()
+) -> tuple[tuple[MultipathMap, ...], str | None]:
+    """Maps from multipathd JSON (queueing, failback), completed with ``multipath -ll`` (size,
+    H:C:T:L); ``multipath -ll`` alone when the daemon did not answer. A path dm-multipath still
+    calls active whose SCSI disk the kernel has blocked (the sessions' view) counts as failed."""
+    from_json: list[MultipathMap] = []
+    for text in capture.all("multipathd-json"):
+        try:
+            from_json.extend(parse_multipathd_json(text))
+        except MultipathParseError as exc:
+            warnings.append(f"multipathd did not answer with maps ({first_line(text)}): {exc}")
+    from_text = [
+        m
+        for text, notes in _noted(capture, "multipath-ll", warnings)
+        for m in parse_multipath_ll(text, notes=notes)
+    ]
+    maps = merge_multipath_views(from_json, from_text, scsi_device_states(sessions))
+    if from_json:
+        return maps, "multipathd-json"
+    if from_text:
+        return maps, "multipath-ll"
+    return (), None
+
+
+def parse_block_devices(text: str) -> list[dict[str, Any]]:
+    """``dm-0 holders= slaves=sdb,sdc, dm_name=mpatha dm_uuid=mpath-36…`` lines → dicts."""
+    devices = []
+    for line in text.splitlines():
+        words = line.split()
+        if not words or "=" in words[0]:
+            continue
+        device: dict[str, Any] = {"name": words[0]}
+        for word in words[1:]:
+            key, sep, value = word.partition("=")
+            if not sep:
+                continue
+            if key in ("holders", "slaves"):
+                device[key] = [item for item in value.split(",") if item]
+            else:
+                device[key] = value
+        devices.append(device)
+    return devices
