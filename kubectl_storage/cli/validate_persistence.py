@@ -51,7 +51,10 @@ def validate_persistence_command(
         str | None,
         typer.Option(
             "--disruptions",
-            help="Comma-separated: restart, crash, reschedule (default: all that apply).",
+            help=(
+                "Comma-separated: restart, crash, reschedule, node-drain (default: restart, "
+                "crash, reschedule; node-drain is opt-in)."
+            ),
             metavar="LIST",
         ),
     ] = None,
@@ -76,6 +79,39 @@ def validate_persistence_command(
         typer.Option("--image", help="MySQL-compatible server image (MySQL, MariaDB, Percona)."),
     ] = None,
     registry: RegistryOpt = None,
+    server_arg: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--server-arg",
+            help=(
+                "One option appended to the server's command line, repeatable (e.g. "
+                "--server-arg=--innodb-flush-log-at-trx-commit=2). The settings the server "
+                "reports are judged all the same."
+            ),
+            metavar="OPTION",
+        ),
+    ] = None,
+    allow_non_durable_config: Annotated[
+        bool,
+        typer.Option(
+            "--allow-non-durable-config",
+            help=(
+                "Run the disruptions even when the server is not configured to make a commit "
+                "durable (the report still says so)."
+            ),
+        ),
+    ] = False,
+    fsync_probe: Annotated[
+        bool,
+        typer.Option(
+            "--fsync-probe/--no-fsync-probe",
+            help="Measure fdatasync latency on the same volume with fio (etcd's check).",
+        ),
+    ] = True,
+    probe_image: Annotated[
+        str | None,
+        typer.Option("--probe-image", help="Image with fio for the fsync probe (the toolbox)."),
+    ] = None,
     timeout: TimeoutOpt = 300,
     keep: KeepOpt = False,
     dry_run: DryRunOpt = False,
@@ -86,8 +122,12 @@ def validate_persistence_command(
     that is never shown), writes --rows rows to testdb.tasks and reads them back (checksum),
     then for each disruption waits until MySQL answers again and compares every row:
     restart (graceful pod delete), crash (mysqld SIGKILLed while a writer commits rows one at a
-    time: every acknowledged commit must survive), reschedule (the pod moved to another node;
-    skipped on a single-node cluster). Exit 1 when any committed row was lost.
+    time: every acknowledged commit must survive), reschedule (the pod's node cordoned and the
+    pod deleted, so it runs on another node; skipped on a single-node cluster) and, opt-in,
+    node-drain (the pod evicted from its cordoned node). The server's durability settings are
+    read and judged, and fio measures fdatasync latency on the same volume. Exit 1 when any
+    committed row was lost, the data cannot follow the pod to another node, or the server is
+    not configured to make a commit durable (unless --allow-non-durable-config).
     Everything created is deleted at the end, also on Ctrl-C.
 
     Examples:
@@ -100,9 +140,11 @@ def validate_persistence_command(
 
         kubectl storage validate-persistence -s fast --image mariadb:11.4 --toleration db
 
+        kubectl storage validate-persistence -s fast --disruptions reschedule,node-drain
+
         kubectl storage validate-persistence -s fast --dry-run
     """
-    from kubectl_storage.core.k8s.images import MYSQL_IMAGE, with_registry  # noqa: PLC0415 - runtime only
+    from kubectl_storage.core.k8s.images import MYSQL_IMAGE, TOOLBOX_IMAGE, with_registry  # noqa: PLC0415 - runtime only
     from kubectl_storage.operations.validate_persistence import (  # noqa: PLC0415 - loaded when the command runs, not for its --help
         PersistenceCommand,
         PersistenceRequest,
@@ -128,6 +170,11 @@ def validate_persistence_command(
         placement=placement,
         timeout_s=timeout,
         keep=keep,
+        server_args=tuple(server_arg or ()),
+        allow_non_durable=allow_non_durable_config,
+        probe_image=(probe_image or with_registry(TOOLBOX_IMAGE, registry))
+        if fsync_probe
+        else None,
     )
     report = options.execute(
         PersistenceCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
@@ -142,6 +189,20 @@ def validate_persistence_command(
         raise FindingsError(
             "committed data was lost or unavailable after: " + ", ".join(report.failed_phases),
             hint,
+        )
+    if report.cannot_follow:
+        raise FindingsError(
+            "the data cannot follow the pod to another node: " + ", ".join(report.cannot_follow),
+            "The class's volumes are pinned to one node (a local disk): when that node is "
+            "drained or fails, the database stays down until it returns. Use a class whose "
+            "volumes can attach on other nodes for data that must survive a node.",
+        )
+    if report.durability_failed:
+        raise FindingsError(
+            "the server is not configured to make a commit durable, so the disruptions were "
+            "not run",
+            "Fix the settings listed above, or pass --allow-non-durable-config to run the "
+            "check on this configuration anyway.",
         )
 
 

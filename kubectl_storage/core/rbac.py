@@ -70,6 +70,7 @@ class Condition(StrEnum):
     TAKE_SNAPSHOT = "take-snapshot"  # cuts a VolumeSnapshot (check; browse/cp of a live PVC)
     RESTORE = "restore"  # restores a snapshot into a PVC and reads it in a pod
     RESCHEDULE = "reschedule"  # moves the database pod to another node
+    NODE_DRAIN = "node-drain"  # evicts the database pod from its cordoned node
     PVC_VOLUME = "pvc-volume"  # the database runs on a PVC (not an emptyDir control)
 
 
@@ -163,6 +164,12 @@ COMMANDS: dict[str, CommandAccess] = {
                 ),
                 _EVENTS,
                 _cluster(_STORAGE_GROUP, "storageclasses", "list", "check the classes exist"),
+                _cluster(
+                    "",
+                    "nodes",
+                    "get",
+                    "report the nodes' kernel and instance type (left out when refused)",
+                ),
             ),
         ),
         CommandAccess(
@@ -245,11 +252,11 @@ COMMANDS: dict[str, CommandAccess] = {
                 _ns("", "secrets", "get create delete", "the database password"),
                 _ns("apps", "statefulsets", "get create delete", "run MySQL"),
                 _ns(
-                    "apps",
-                    "statefulsets",
-                    "patch",
-                    "move it away from its node for the reschedule step",
-                    Condition.RESCHEDULE,
+                    "",
+                    "pods/eviction",
+                    "create",
+                    "evict the database pod for the node-drain step",
+                    Condition.NODE_DRAIN,
                 ),
                 _ns(
                     "",
@@ -262,7 +269,24 @@ COMMANDS: dict[str, CommandAccess] = {
                 _EXEC,
                 _EVENTS,
                 _cluster(_STORAGE_GROUP, "storageclasses", "list", "check the class exists"),
-                _cluster("", "nodes", "list", "find another node for the reschedule step"),
+                _cluster("", "nodes", "get list", "find another node for the pod to move to"),
+                Permission(
+                    Scope.CLUSTER,
+                    "",
+                    ("nodes",),
+                    ("patch",),
+                    "cordon the pod's node for reschedule and node-drain, and uncordon it",
+                    Condition.RESCHEDULE,
+                ),
+                _cluster(
+                    "", "persistentvolumes", "get", "tell whether the volume can follow the pod"
+                ),
+                _cluster(
+                    _STORAGE_GROUP,
+                    "csidrivers",
+                    "get",
+                    "tell whether the volume's driver attaches it to a node",
+                ),
             ),
         ),
     )

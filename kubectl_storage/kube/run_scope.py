@@ -66,6 +66,7 @@ class RunScope:
         self._previous_handlers: dict[int, Any] = {}
         self._received: int | None = None  # the first SIGINT/SIGTERM of the run
         self._cleaning = False
+        self._undo: list[tuple[str, Callable[[], None]]] = []
 
     # -- lifecycle -------------------------------------------------------------------------
     def __enter__(self) -> RunScope:
@@ -85,6 +86,7 @@ class RunScope:
         received = self._received  # signals during cleanup only cut the waiting short
         self._cleaning = True
         try:
+            self.undo_all()  # also with --keep: a change to something not ours never stays
             if self.keep:
                 if self._created:
                     log.warning(
@@ -177,6 +179,45 @@ class RunScope:
         self._wait_settled([(kind, name, namespace)])
         if self.api.delete(kind, name, namespace, grace_period_s=_grace_for(kind)):
             wait_gone(self.api, kind, name, namespace=namespace, timeout_s=self.cleanup_timeout_s)
+
+    def defer(self, what: str, action: Callable[[], None]) -> Callable[[], None]:
+        """Register the undoing of a change the run made to an object it did not create (a
+        cordoned node). It runs when the run ends, before the run's objects are deleted, also
+        with --keep and on Ctrl-C or SIGTERM; a failure is logged, never raised.
+
+        Returns a function that undoes it now (and unregisters it once it succeeded, so an
+        interruption halfway leaves it for the end of the run).
+        """
+        entry = (what, action)
+        self._undo.append(entry)
+
+        def now() -> None:
+            if entry in self._undo:
+                action()
+                self._undo.remove(entry)
+
+        return now
+
+    def undo_all(self) -> None:
+        """Run the registered undo actions, newest first, with Ctrl-C and SIGTERM ignored."""
+        if not self._undo:
+            return
+        in_main = threading.current_thread() is threading.main_thread()
+        saved = {}
+        if in_main:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                saved[signum] = signal.signal(signum, signal.SIG_IGN)
+        try:
+            for what, action in reversed(self._undo):
+                log.info("undoing: %s", what)
+                try:
+                    action()
+                except Exception as exc:  # noqa: BLE001 - undo the rest, then say what is left
+                    log.warning("could not undo (%s): %s; do it by hand", what, exc)
+        finally:
+            self._undo = []
+            for signum, handler in saved.items():
+                signal.signal(signum, handler)
 
     @property
     def created(self) -> list[tuple[ResourceKind, str, str | None]]:

@@ -1,14 +1,16 @@
-"""Table form of the PersistenceReport: one row per phase and a verdict line."""
+"""Table form of the PersistenceReport: one row per phase, then the server's durability settings,
+the fsync probe, the volume's events of a move, what the control cannot judge, and a verdict
+line."""
 
 from __future__ import annotations
 
 from typing import TextIO
 
-from kubectl_storage.core.validate_persistence.mysql import (
+from kubectl_storage.core.validate_persistence.mysql import VolumeType
+from kubectl_storage.core.validate_persistence.report import (
     PersistenceReport,
     PhaseResult,
     Verdict,
-    VolumeType,
 )
 from kubectl_storage.render.tables import write_table
 
@@ -44,7 +46,8 @@ def verdict_line(report: PersistenceReport) -> str:
     """One sentence a person can quote."""
     phases = report.phases
     passed = [p.phase for p in phases if p.verdict is Verdict.PASS and p.phase != "seed"]
-    failed = [p for p in phases if p.verdict is Verdict.FAIL]
+    failed = [p for p in phases if p.lost_data]
+    stuck = [p for p in phases if p.cannot_follow and not p.lost_data]
     skipped = [p.phase for p in phases if p.verdict is Verdict.SKIPPED]
     where = (
         "the emptyDir volume"
@@ -56,13 +59,105 @@ def verdict_line(report: PersistenceReport) -> str:
         text = f"FAIL: committed data was lost on {where} in {first.phase}"
         if first.note:
             text += f" ({first.note})"
+    elif stuck:
+        text = (
+            f"FAIL: the data cannot follow the pod to another node on {where} "
+            f"({', '.join(p.phase for p in stuck)}: the volume is pinned to its node)"
+        )
+        if passed:
+            text += f"; it survived {', '.join(passed)}"
+    elif report.durability_failed and report.durability is not None:
+        settings = "; ".join(r.split(":")[0] for r in report.durability.settings.reasons)
+        text = f"FAIL: the server is not configured to make a commit durable ({settings})"
     elif passed:
         text = f"PASS: committed data survived {', '.join(passed)} on {where}"
     else:
         text = f"SKIPPED: no disruption could run on {where}"
-    if skipped and not failed:
+    if skipped and not failed and not stuck and not report.durability_failed:
         text += f"; skipped: {', '.join(skipped)}"
     return text
+
+
+def _durability_lines(report: PersistenceReport) -> list[str]:
+    check = report.durability
+    if check is None:
+        return []
+    settings = check.settings
+    values = ", ".join(f"{k}={'-' if v is None else v}" for k, v in settings.values().items())
+    if settings.durable:
+        state = "durable"
+    elif check.allowed_non_durable:
+        state = "NOT durable (accepted with --allow-non-durable-config)"
+    else:
+        state = "NOT durable"
+    lines = [f"Server durability settings: {values}: {state}"]
+    if check.server_args:
+        lines.append("  server started with: " + " ".join(check.server_args))
+    lines += [f"  - {reason}" for reason in settings.reasons]
+    lines += [f"  note: {note}" for note in settings.notes]
+    return lines
+
+
+def _probe_lines(report: PersistenceReport) -> list[str]:
+    probe = report.fsync_probe
+    if probe is None:
+        return []
+    if probe.error:
+        return [f"fsync probe: not measured: {probe.error}"]
+    lines = [
+        f"fsync probe (same volume; 2300-byte writes, fdatasync each, {probe.syncs:,} syncs): "
+        f"p50 {_micros(probe.p50_us)}, p99 {_micros(probe.p99_us)}, max {_micros(probe.max_us)} "
+        "(etcd wants p99 under 10ms)"
+    ]
+    lines += [f"  WARNING: {warning}" for warning in probe.warnings]
+    return lines
+
+
+def _micros(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value / 1000:.2f}ms" if value >= 1000 else f"{value:g}µs"
+
+
+def _move_lines(report: PersistenceReport) -> list[str]:
+    lines = []
+    for phase in report.phases:
+        if phase.time_to_running_s is not None:
+            where = (
+                f"stayed on {phase.node_after} (the volume cannot leave it)"
+                if phase.cannot_follow
+                else f"{phase.node_before} → {phase.node_after}"
+            )
+            lines.append(
+                f"{phase.phase}: {where}, running after {phase.time_to_running_s:.1f}s, "
+                f"MySQL answering after {_seconds(phase.time_to_ready_s)}"
+            )
+            if phase.attach_required is False:
+                lines.append(
+                    f"  {phase.phase}: no attach or detach: the volume's CSI driver attaches "
+                    "nothing (attachRequired: false)"
+                )
+            elif not phase.volume_events and report.volume_type is VolumeType.PVC:
+                lines.append(f"  {phase.phase}: no attach or detach events reported")
+        lines += [f"  {phase.phase} event: {event}" for event in phase.volume_events]
+    return lines
+
+
+def _control_lines(report: PersistenceReport) -> list[str]:
+    control = report.control
+    if control is None:
+        return []
+    lines = []
+    if control.judged:
+        lines.append(
+            "Control: each disruption it ran must show the loss of a pod-local volume: "
+            + ", ".join(control.judged)
+        )
+    lines += [
+        f"Control cannot judge {disruption}: {reason}"
+        for disruption, reason in control.cannot_judge
+    ]
+    return lines
 
 
 def write_persistence_table(report: PersistenceReport, out: TextIO, wide: bool = False) -> None:
@@ -96,4 +191,11 @@ def write_persistence_table(report: PersistenceReport, out: TextIO, wide: bool =
     headers.append("note")
     title = f"MySQL persistence on {_target(report)}: {report.rows:,} rows, image {report.image}"
     write_table(rows, headers, out, title=title)
+    for line in (
+        _durability_lines(report)
+        + _probe_lines(report)
+        + _move_lines(report)
+        + _control_lines(report)
+    ):
+        out.write(line + "\n")
     out.write(verdict_line(report) + "\n")

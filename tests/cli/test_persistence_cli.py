@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from kubectl_storage import __version__
 from tests.conftest import run_cli
 from tests.unit.test_manifests import restricted_violations
 
@@ -27,8 +28,12 @@ def test_dry_run_prints_secret_and_statefulset_without_the_password() -> None:
     assert claim["spec"]["resources"]["requests"]["storage"] == "2Gi"
     pod_spec = sts["spec"]["template"]["spec"]
     assert restricted_violations({"spec": pod_spec}) == []
-    images = {c["image"] for c in pod_spec["containers"]}
-    assert images == {"docker.io/library/mysql:8.4"}
+    images = {c["name"]: c["image"] for c in pod_spec["containers"]}
+    assert images == {
+        "mysql": "docker.io/library/mysql:8.4",
+        "client": "docker.io/library/mysql:8.4",
+        "probe": f"ghcr.io/kubectl-storage/toolbox:{__version__}",
+    }
 
 
 def test_dry_run_image_registry_and_placement() -> None:
@@ -47,7 +52,10 @@ def test_dry_run_image_registry_and_placement() -> None:
         "2Gi",
     )
     spec = sts["spec"]["template"]["spec"]
-    assert {c["image"] for c in spec["containers"]} == {"mirror.example:5000/library/mysql:8.4"}
+    assert {c["image"] for c in spec["containers"]} == {
+        "mirror.example:5000/library/mysql:8.4",
+        f"mirror.example:5000/kubectl-storage/toolbox:{__version__}",
+    }
     assert spec["nodeSelector"] == {"disk": "ssd"}
     assert spec["tolerations"] == [{"key": "db", "operator": "Exists", "effect": "NoSchedule"}]
     server = next(c for c in spec["containers"] if c["name"] == "mysql")
@@ -55,8 +63,29 @@ def test_dry_run_image_registry_and_placement() -> None:
 
 
 def test_dry_run_image_override() -> None:
-    _, sts = _dry_run("-s", "fast", "--image", "mariadb:11.4")
-    assert {c["image"] for c in sts["spec"]["template"]["spec"]["containers"]} == {"mariadb:11.4"}
+    _, sts = _dry_run("-s", "fast", "--image", "mariadb:11.4", "--probe-image", "tools:1")
+    images = {c["name"]: c["image"] for c in sts["spec"]["template"]["spec"]["containers"]}
+    assert images == {"mysql": "mariadb:11.4", "client": "mariadb:11.4", "probe": "tools:1"}
+
+
+def test_dry_run_server_args_and_no_probe() -> None:
+    _, sts = _dry_run(
+        "-s",
+        "fast",
+        "--server-arg=--innodb-flush-log-at-trx-commit=2",
+        "--server-arg",
+        "--sync-binlog=0",
+        "--no-fsync-probe",
+        "--allow-non-durable-config",
+        "--disruptions",
+        "reschedule,node-drain",
+    )
+    containers = {c["name"]: c for c in sts["spec"]["template"]["spec"]["containers"]}
+    assert list(containers) == ["mysql", "client"]
+    assert containers["mysql"]["args"] == [
+        "--innodb-flush-log-at-trx-commit=2",
+        "--sync-binlog=0",
+    ]
 
 
 def test_dry_run_empty_dir_needs_no_class_and_no_cluster() -> None:
@@ -79,6 +108,8 @@ def test_dry_run_empty_dir_needs_no_class_and_no_cluster() -> None:
         (["-s", "fast", "--node-selector", "nokey"], "is not KEY=VALUE"),
         (["-s", "fast", "--timeout", "0"], "--timeout"),
         (["-s", "fast", "--rows", "many"], "--rows"),
+        (["-s", "fast", "--server-arg", "mysqld"], "is not one server option"),
+        (["-s", "fast", "--disruptions", "drain"], "node-drain"),
     ],
 )
 def test_usage_errors_exit_2_before_anything(args: list[str], message: str) -> None:
@@ -102,5 +133,15 @@ def test_help_has_examples() -> None:
     assert result.exit_code == 0
     assert "Examples" in result.stdout
     assert "kubectl storage validate-persistence -s fast" in result.stdout
-    for flag in ("--rows", "--disruptions", "--volume-type", "--keep", "--dry-run"):
+    for flag in (
+        "--rows",
+        "--disruptions",
+        "--volume-type",
+        "--keep",
+        "--dry-run",
+        "--server-arg",
+        "--allow-non-durable-config",
+        "--no-fsync-probe",
+        "--probe-image",
+    ):
         assert flag in result.stdout

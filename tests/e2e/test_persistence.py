@@ -1,7 +1,7 @@
 """`kubectl storage validate-persistence` on the real cluster, with its MariaDB-based image.
 
 Rows are kept small (the machine has two cores and other tests share the cluster); the crash
-writer's commits do not depend on --rows.
+writer's commits do not depend on --rows. The moves between nodes: test_persistence_moves.py.
 """
 
 from __future__ import annotations
@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import signal
 import time
+
+import yaml
 
 from tests.conftest import run_cli, start_cli, wait_for_stderr
 
@@ -54,6 +56,17 @@ def test_restart_and_crash_keep_committed_data(cluster, namespace) -> None:
     assert (report["storage_class"], report["volume_type"], report["rows"]) == (CLASS, "pvc", 300)
     phases = {p["phase"]: p for p in report["phases"]}
     assert list(phases) == ["seed", "restart", "crash", "reschedule"]
+    # The test image's server is configured durably, and says so.
+    durability = report["durability"]
+    assert durability["durable"] is True, durability
+    assert durability["variables"]["innodb_flush_log_at_trx_commit"] == "1"
+    assert durability["variables"]["innodb_doublewrite"] == "ON"
+    assert durability["reasons"] == []
+    # The fsync probe ran beside MySQL on the same volume.
+    probe = report["fsync_probe"]
+    assert probe["error"] == "", probe
+    assert probe["syncs"] > 9000  # 22 MiB in 2300-byte writes
+    assert 0 < probe["fdatasync_p50_us"] <= probe["fdatasync_p99_us"]
     for name in ("seed", "restart", "crash"):
         phase = phases[name]
         assert phase["verdict"] == "pass", phase
@@ -68,8 +81,79 @@ def test_restart_and_crash_keep_committed_data(cluster, namespace) -> None:
     assert commits["acknowledged_lost"] == 0
     assert phases["crash"]["rows_expected"] >= 300 + commits["acknowledged"]
     assert "SIGKILLed" in result.stderr
-    assert phases["reschedule"]["verdict"] == "skipped"  # the test cluster has one node
-    assert cluster.node in phases["reschedule"]["note"]
+    reschedule = phases["reschedule"]
+    if len(cluster.nodes) > 1:  # a multi-node cluster: the pod moved (details in _moves.py)
+        assert reschedule["verdict"] == "pass", reschedule
+        assert reschedule["node_after"] != reschedule["node_before"]
+    else:
+        assert reschedule["verdict"] == "skipped"
+        assert cluster.node in reschedule["note"]
+    assert _managed(cluster, namespace) == []
+
+
+def test_a_server_not_configured_for_durable_commits_fails(cluster, namespace) -> None:
+    result = run_cli(
+        "validate-persistence",
+        "-s",
+        CLASS,
+        "--image",
+        cluster.mariadb_image,
+        "--server-arg=--innodb-flush-log-at-trx-commit=2",
+        "--rows",
+        "20",
+        "--no-fsync-probe",
+        "--timeout",
+        TIMEOUT,
+        "-n",
+        namespace,
+        "-o",
+        "json",
+    )
+    assert result.exit_code == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "fail"
+    durability = report["durability"]
+    # Read from the server: the option reached it.
+    assert durability["variables"]["innodb_flush_log_at_trx_commit"] == "2"
+    assert durability["durable"] is False
+    assert durability["server_args"] == ["--innodb-flush-log-at-trx-commit=2"]
+    (reason,) = durability["reasons"]
+    assert reason.startswith("innodb_flush_log_at_trx_commit=2: ")
+    assert "--allow-non-durable-config" in reason
+    assert report["fsync_probe"] is None
+    disruptions = [p for p in report["phases"] if p["phase"] != "seed"]
+    assert disruptions
+    assert all(p["verdict"] == "skipped" for p in disruptions)
+    assert "not configured to make a commit durable" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert _managed(cluster, namespace) == []
+
+
+def test_allow_non_durable_config_runs_the_check_and_still_reports_it(cluster, namespace) -> None:
+    result = run_cli(
+        "validate-persistence",
+        "-s",
+        CLASS,
+        "--image",
+        cluster.mariadb_image,
+        "--server-arg=--innodb-flush-log-at-trx-commit=2",
+        "--allow-non-durable-config",
+        "--disruptions",
+        "crash",
+        "--rows",
+        "20",
+        "--no-fsync-probe",
+        "--timeout",
+        TIMEOUT,
+        "-n",
+        namespace,
+    )
+    # A crash of mysqld alone loses nothing with =2 (the log is written at each commit); the
+    # report still says the configuration is not durable.
+    assert result.exit_code == 0, result.stderr
+    assert "innodb_flush_log_at_trx_commit=2" in result.stdout
+    assert "NOT durable (accepted with --allow-non-durable-config)" in result.stdout
+    assert "PASS: committed data survived crash" in result.stdout
     assert _managed(cluster, namespace) == []
 
 
@@ -92,6 +176,7 @@ def test_empty_dir_control_reports_the_loss(cluster, namespace) -> None:
     assert result.exit_code == 1, result.stderr
     assert "FAIL: committed data was lost on the emptyDir volume in restart" in result.stdout
     assert "50 of 50 rows missing" in result.stdout
+    assert "Control cannot judge crash: a container restart keeps the pod" in result.stdout
     assert "committed data was lost or unavailable after: restart" in result.stderr
     assert "Traceback" not in result.stderr
     assert _managed(cluster, namespace) == []
@@ -118,8 +203,14 @@ def test_password_never_shown_and_keep_leaves_the_objects(cluster, namespace) ->
         "yaml",
     )
     try:
-        # A container crash keeps the pod and its emptyDir: the control passes this phase.
+        # A container crash keeps the pod and its emptyDir: the control cannot judge it, says
+        # so, and skips it (exit 0, nothing lost).
         assert result.exit_code == 0, result.stderr
+        report = yaml.safe_load(result.stdout)
+        (crash,) = [p for p in report["phases"] if p["phase"] == "crash"]
+        assert crash["verdict"] == "skipped"
+        assert "cannot judge" in crash["note"]
+        assert report["control"]["cannot_judge"][0]["disruption"] == "crash"
         assert "--keep: leaving" in result.stderr
         secrets = cluster.get_json(
             "secrets", "-n", namespace, "-l", "app.kubernetes.io/managed-by=kubectl-storage"
@@ -172,9 +263,12 @@ def test_ctrl_c_during_the_crash_writer_leaves_nothing(cluster, namespace) -> No
         namespace,
         "-v",
     )
-    seen = wait_for_stderr(proc, "crash: writer running", timeout=240)
-    time.sleep(0.5)  # inside the writer's exec, before the kill is armed
+    seen = wait_for_stderr(proc, "seeded and read back", timeout=240)
     assert _managed(cluster, namespace), "the run should have created objects by now"
+    # The writer and its kill take a few seconds; a loaded cluster can take that long to
+    # answer a `kubectl get`, so nothing is asked of it between this line and the signal.
+    seen += wait_for_stderr(proc, "crash: writer running", timeout=240)
+    time.sleep(0.3)  # inside the writer's exec, before the kill is armed
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=240)
     assert proc.returncode == 130, seen + err

@@ -18,34 +18,38 @@ from kubectl_storage.core.validate_persistence.mysql import (
     DATA_DIR,
     DATA_SUBPATH,
     PASSWORD_PLACEHOLDER,
-    CommitAccounting,
     Disruption,
     MysqlDeployment,
-    PersistenceReport,
-    PhaseResult,
-    StoredRow,
-    TaskRow,
-    Verdict,
     VolumeType,
-    account_commits,
-    avoid_node_patch,
     build_mysql_statefulset,
     build_secret,
-    compare_rows,
-    crash_writer_command,
-    evaluate_phase,
-    generate_rows,
     is_missing_table_error,
     parse_disruptions,
-    parse_dump,
     parse_volume_type,
-    parse_writer_output,
     required_bytes,
-    schedulable_nodes,
-    seed_sql,
     sql_command,
     sql_stdin_command,
+)
+from kubectl_storage.core.validate_persistence.nodes import schedulable_nodes
+from kubectl_storage.core.validate_persistence.report import (
+    PersistenceReport,
+    PhaseResult,
+    Verdict,
+    evaluate_phase,
+)
+from kubectl_storage.core.validate_persistence.rows import (
+    StoredRow,
+    TaskRow,
+    compare_rows,
+    generate_rows,
+    parse_dump,
+    seed_sql,
     table_checksum,
+)
+from kubectl_storage.core.validate_persistence.writer import (
+    CommitAccounting,
+    account_commits,
+    parse_writer_output,
     writer_row,
 )
 from kubectl_storage.errors import UsageError
@@ -188,16 +192,6 @@ def test_labels_tie_the_pod_to_the_statefulset() -> None:
     sts = build_mysql_statefulset(_deployment())
     selector = sts["spec"]["selector"]["matchLabels"]
     assert selector.items() <= sts["spec"]["template"]["metadata"]["labels"].items()
-
-
-def test_avoid_node_patch() -> None:
-    patch = avoid_node_patch("node-a")
-    terms = patch["spec"]["template"]["spec"]["affinity"]["nodeAffinity"][
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ]["nodeSelectorTerms"]
-    assert terms == [
-        {"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["node-a"]}]}
-    ]
 
 
 def test_plan_shows_no_password_and_carries_the_run_labels() -> None:
@@ -427,98 +421,19 @@ def test_table_gone_is_loss() -> None:
     assert phase.note == "table testdb.tasks is gone; 5 of 5 rows missing"
 
 
-# -- the crash writer and acknowledged commits ----------------------------------------------
-
-WRITER_OUTPUT = (
-    "ack 1 1001\n"
-    "ack 2 1002\n"
-    "ack 3 1003\n"
-    "killed 7 mariadbd\n"
-    "fail 4 ERROR 2013 (HY000): Lost connection to server during query \n"
-    "end 4\n"
-)
-
-
-def test_parse_writer_output() -> None:
-    log = parse_writer_output(WRITER_OUTPUT)
-    assert log.acknowledged == ((1, 1001), (2, 1002), (3, 1003))
-    assert log.killed == ((7, "mariadbd"),)
-    assert log.in_flight_seq == 4
-    assert log.ended == "fail"
-    assert log.error.startswith("ERROR 2013")
-    assert log.attempts == 4
-
-
-def test_a_cut_line_is_never_an_acknowledgement() -> None:
-    log = parse_writer_output("ack 1 1001\nack 2 10")
-    assert log.acknowledged == ((1, 1001),)
-    assert log.ended == "cut"
-    assert parse_writer_output("ack 1 \n").in_flight_seq == 1  # committed, id never came back
-
-
-def test_writer_error_without_the_echoed_statement() -> None:
-    log = parse_writer_output(
-        "fail 63 -------------- INSERT INTO testdb.tasks VALUES (1) --------------  "
-        "ERROR 2013 (HY000): Lost connection\n"
-    )
-    assert log.error == "ERROR 2013 (HY000): Lost connection"
-
-
-def test_writer_stopped_between_attempts() -> None:
-    log = parse_writer_output("ack 1 5\nkilled 9 mysqld\nstop 1\nend 1\n")
-    assert log.in_flight_seq is None
-    assert log.ended == "stop"
-
-
-def test_every_acknowledged_commit_present() -> None:
-    log = parse_writer_output(WRITER_OUTPUT)
-    found = [StoredRow(i, r.title, r.description, 1) for i, r in _writer_rows(log)]
-    accounting, durable, tolerated = account_commits(log, found, first_writer_id=1001)
-    assert accounting.ok
-    assert (accounting.acknowledged, accounting.acknowledged_present) == (3, 3)
-    assert accounting.in_flight_present is False
-    assert [r.task_id for r in durable] == [1001, 1002, 1003]
-    assert tolerated == ()
-
-
-def test_a_lost_acknowledged_commit_is_reported() -> None:
-    log = parse_writer_output(WRITER_OUTPUT)
-    found = [StoredRow(i, r.title, r.description, 1) for i, r in _writer_rows(log)][:2]
-    accounting, _, _ = account_commits(log, found, first_writer_id=1001)
-    assert not accounting.ok
-    assert accounting.lost_ids == (1003,)
-    assert accounting.acknowledged_present == 2
-
-
-def test_the_in_flight_commit_may_survive() -> None:
-    log = parse_writer_output(WRITER_OUTPUT)
-    found = [StoredRow(i, r.title, r.description, 1) for i, r in _writer_rows(log)]
-    in_flight = writer_row(4, 1004)
-    found.append(StoredRow(1004, in_flight.title, in_flight.description, 1))
-    accounting, durable, tolerated = account_commits(log, found, first_writer_id=1001)
-    assert accounting.ok
-    assert accounting.in_flight_present is True
-    assert durable[-1] == in_flight
-    assert tolerated == (1004,)
-
-
-def _writer_rows(log):
-    return [(task_id, writer_row(seq, task_id)) for seq, task_id in log.acknowledged]
+# The crash writer and its accounting: tests/unit/test_persistence_writer.py
 
 
 # -- the shell that runs in the pod, against a fake client ----------------------------------
 
 FAKE_CLIENT = r"""#!/bin/sh
-# Fake mysql client: records argv, answers like `mysql -N -B`, fails from attempt $FAIL_AT on.
+# Fake mysql client: records argv, answers like `mysql -N -B`, fails from call $FAIL_AT on.
 n=$(cat "$STATE/n" 2>/dev/null || echo 0); n=$((n+1)); echo "$n" > "$STATE/n"
 printf '%s\n' "$@" > "$STATE/argv"
 if [ -n "$FAIL_AT" ] && [ "$n" -ge "$FAIL_AT" ]; then
   echo "ERROR 2013 (HY000): Lost connection" >&2; exit 1
 fi
-case "$*" in
-  *LAST_INSERT_ID*) echo $((1000 + n)) ;;
-  *) cat >/dev/null; echo "ok $MYSQL_PWD" ;;
-esac
+cat >/dev/null; echo "ok $MYSQL_PWD"
 """
 
 
@@ -540,35 +455,6 @@ SHELLS = [s for s in ("dash", "bash") if shutil.which(s)]
 
 
 @pytest.mark.parametrize("shell", SHELLS)
-def test_writer_script_acknowledges_until_the_first_failure(fake_client, shell: str) -> None:
-    env = dict(fake_client, FAIL_AT="6")
-    argv = crash_writer_command(1000, max_commits=50)  # the kill is never armed here
-    argv[0] = shell
-    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60, check=False)
-    assert proc.returncode == 0, proc.stderr
-    log = parse_writer_output(proc.stdout)
-    assert log.acknowledged == tuple((i, 1000 + i) for i in range(1, 6))
-    assert log.in_flight_seq == 6
-    assert "Lost connection" in log.error
-    argv_seen = (Path(fake_client["STATE"]) / "argv").read_text().splitlines()
-    assert "--protocol=TCP" in argv_seen
-    assert "from-env" not in "\n".join(argv_seen)  # the password stays in the environment
-    assert any("'crash-6'" in a and "testdb.tasks" in a for a in argv_seen)
-
-
-@pytest.mark.parametrize("shell", SHELLS)
-def test_writer_script_stops_at_its_bound(fake_client, shell: str) -> None:
-    argv = crash_writer_command(1000, max_commits=3)
-    argv[0] = shell
-    proc = subprocess.run(
-        argv, env=fake_client, capture_output=True, text=True, timeout=60, check=False
-    )
-    log = parse_writer_output(proc.stdout)
-    assert [seq for seq, _ in log.acknowledged] == [1, 2, 3]
-    assert proc.stdout.endswith("end 3\n")
-
-
-@pytest.mark.parametrize("shell", SHELLS)
 def test_sql_commands_pass_sql_as_data(fake_client, shell: str) -> None:
     tricky = "SELECT '$(touch /tmp/never)' AS `x`"
     argv = sql_command(tricky)
@@ -585,10 +471,6 @@ def test_sql_commands_pass_sql_as_data(fake_client, shell: str) -> None:
     proc = subprocess.run(argv, env=fake_client, input=body + b"ignored", capture_output=True)
     assert proc.returncode == 0
     assert proc.stdout == b"ok from-env\n"
-
-
-def test_a_shell_is_there_for_the_script_tests() -> None:
-    assert SHELLS, "dash or bash is needed to test the in-pod scripts"
 
 
 # -- report and rendering -------------------------------------------------------------------
@@ -631,12 +513,13 @@ def _report(*, emptydir: bool = False) -> PersistenceReport:
         note="graceful delete; pod recreated on node-a",
     )
     log = parse_writer_output(
-        "".join(f"ack {i} {1000 + i}\n" for i in range(1, 53))
-        + "killed 7 mariadbd\nfail 53 ERROR 2013\nend 53\n"
+        "".join(f"ack {i}\n" for i in range(1, 53))
+        + "killed 7 mariadbd\nfail 53 ERROR 2013\nend 53\n",
+        first_id=1001,
     )
     crash_rows = [writer_row(seq, tid) for seq, tid in log.acknowledged]
     found = stored + _stored(crash_rows)
-    accounting, durable, tolerated = account_commits(log, found, first_writer_id=1001)
+    accounting, durable, tolerated = account_commits(log, found)
     crash = evaluate_phase(
         "crash",
         compare_rows(list(rows) + list(durable), found, tolerated_ids=tolerated),
@@ -736,70 +619,3 @@ def test_golden_empty_dir_loss(golden) -> None:
     out = io.StringIO()
     write_persistence_table(_report(emptydir=True), out)
     golden("persistence-emptydir-loss.txt", out.getvalue())
-
-
-# -- reschedule, which needs a second node (the single-node test cluster has none) ----------
-
-
-class _TwoNodeApi:
-    """Stands in for a two-node cluster: the StatefulSet's pod moves when the template asks."""
-
-    namespace = "db"
-
-    def __init__(self) -> None:
-        self.node = "node-a"
-        self.uid = "uid-1"
-        self.patches: list[tuple[str, dict]] = []
-
-    def get_or_none(self, kind, name, namespace=None):
-        return {
-            "metadata": {"name": name, "uid": self.uid},
-            "spec": {"nodeName": self.node},
-            "status": {
-                "phase": "Running",
-                "containerStatuses": [
-                    {"name": "mysql", "state": {"running": {}}},
-                    {"name": "client", "state": {"running": {}}},
-                ],
-            },
-        }
-
-    def patch_merge(self, kind, name, patch, namespace=None):
-        self.patches.append((name, patch))
-        self.node, self.uid = "node-b", "uid-2"  # the controller rolled the pod elsewhere
-        return {}
-
-
-def test_reschedule_moves_the_pod_off_its_node_and_reads_back(monkeypatch) -> None:
-    from kubectl_storage.operations import validate_persistence as ops
-
-    rows = generate_rows(5, random.Random(2))
-    stored = _stored(rows)
-    api = _TwoNodeApi()
-
-    def fake_exec(_api, pod, command, **kwargs):
-        from kubectl_storage.kube.podexec import ExecResult
-
-        sql = command[-1]
-        if sql == ops.READY_SQL:
-            return ExecResult("1\n", "", 0)
-        assert sql == ops.DUMP_SQL
-        return ExecResult(_dump_text(stored), "", 0)
-
-    def fake_wait_for(_api, kind, name, predicate, **kwargs):
-        pod = api.get_or_none(kind, name)
-        assert predicate(pod), "the moved pod should satisfy the wait"
-        return pod
-
-    monkeypatch.setattr(ops, "exec_in_pod", fake_exec)
-    monkeypatch.setattr(ops, "wait_for", fake_wait_for)
-    request = PersistenceRequest(storage_class="fast", namespace="db", timeout_s=5)
-    deployment = ops.deployment_for(request, "abc")
-    run = ops._Run(api, request, deployment, lambda message: None)
-    state = ops._State(list(rows), {r.task_id: r for r in stored})
-    phase = run.reschedule(state, ("node-a", "node-b"))
-    assert api.patches == [(deployment.name, avoid_node_patch("node-a"))]
-    assert phase.verdict is Verdict.PASS
-    assert (phase.node_before, phase.node_after) == ("node-a", "node-b")
-    assert "moved from node-a to node-b" in phase.note
-    assert run.reschedule(state, ("node-b",)).verdict is Verdict.SKIPPED  # nowhere else to go

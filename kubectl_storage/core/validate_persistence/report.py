@@ -1,0 +1,264 @@
+"""The PersistenceReport: each phase's outcome, the server's durability settings, the fsync probe
+and, for the emptyDir control, what a control can and cannot judge. Standard library only."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from kubectl_storage.core.report.envelope import report_envelope
+from kubectl_storage.core.validate_persistence.durability import DurabilitySettings
+from kubectl_storage.core.validate_persistence.mysql import VolumeType
+from kubectl_storage.core.validate_persistence.probe import FsyncProbe
+from kubectl_storage.core.validate_persistence.rows import DATABASE, TABLE, TableComparison
+from kubectl_storage.core.validate_persistence.writer import CommitAccounting
+
+
+class Verdict(StrEnum):
+    """Outcome of a phase, or of the whole check."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    SKIPPED = "skipped"
+
+
+#: How many ids a report lists per category (the counts are always complete).
+LISTED_IDS = 20
+
+
+@dataclass(frozen=True)
+class PhaseResult:
+    """One phase: the seed, or a disruption followed by reading everything back."""
+
+    phase: str  # "seed" or a Disruption value
+    verdict: Verdict
+    time_to_ready_s: float | None = None
+    comparison: TableComparison | None = None
+    commits: CommitAccounting | None = None
+    writer_attempts: int | None = None
+    node_before: str | None = None
+    node_after: str | None = None
+    note: str = ""
+    #: Moves: seconds from the delete or eviction until the pod ran on another node.
+    time_to_running_s: float | None = None
+    #: Moves: what the scheduler, the attach/detach controller and the kubelet said.
+    volume_events: tuple[str, ...] = ()
+    #: Moves: the volume is pinned to the pod's node, so the data cannot follow the pod.
+    cannot_follow: bool = False
+    #: Moves: whether the volume's CSI driver attaches volumes (CSIDriver attachRequired);
+    #: None when unknown or not a CSI volume.
+    attach_required: bool | None = None
+
+    @property
+    def lost_data(self) -> bool:
+        """Failed because rows were lost or did not come back (not only because the data
+        could not follow the pod to another node)."""
+        if self.verdict is not Verdict.FAIL:
+            return False
+        intact = self.comparison is not None and self.comparison.intact
+        return not (self.cannot_follow and intact)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape (stable key order)."""
+        out: dict[str, Any] = {"phase": self.phase, "verdict": self.verdict.value}
+        out["time_to_ready_s"] = (
+            round(self.time_to_ready_s, 1) if self.time_to_ready_s is not None else None
+        )
+        c = self.comparison
+        out["rows_expected"] = c.rows_expected if c else None
+        out["rows_found"] = c.rows_found if c else None
+        out["checksum_match"] = c.checksum_match if c else None
+        if c:
+            out["checksum_expected"] = c.checksum_expected
+            out["checksum_found"] = c.checksum_found
+            out["rows_missing"] = len(c.missing_ids)
+            out["rows_changed"] = len(c.changed_ids)
+            out["rows_unexpected"] = len(c.unexpected_ids)
+            out["missing_ids"] = list(c.missing_ids[:LISTED_IDS])
+            out["changed_ids"] = list(c.changed_ids[:LISTED_IDS])
+            out["unexpected_ids"] = list(c.unexpected_ids[:LISTED_IDS])
+            out["table_missing"] = c.table_missing
+        if self.commits is not None:
+            k = self.commits
+            out["commits"] = {
+                "attempted": self.writer_attempts,
+                "acknowledged": k.acknowledged,
+                "acknowledged_present": k.acknowledged_present,
+                "acknowledged_lost": len(k.lost_ids),
+                "lost_ids": list(k.lost_ids[:LISTED_IDS]),
+                "in_flight": k.in_flight_seq is not None,
+                "in_flight_present": k.in_flight_present,
+            }
+        out["node_before"] = self.node_before
+        out["node_after"] = self.node_after
+        out["note"] = self.note
+        out["time_to_running_s"] = (
+            round(self.time_to_running_s, 1) if self.time_to_running_s is not None else None
+        )
+        out["volume_events"] = list(self.volume_events)
+        out["data_cannot_follow"] = self.cannot_follow
+        out["attach_required"] = self.attach_required
+        return out
+
+
+def evaluate_phase(
+    phase: str,
+    comparison: TableComparison,
+    *,
+    time_to_ready_s: float | None,
+    commits: CommitAccounting | None = None,
+    writer_attempts: int | None = None,
+    node_before: str | None = None,
+    node_after: str | None = None,
+    note: str = "",
+    time_to_running_s: float | None = None,
+    volume_events: tuple[str, ...] = (),
+    attach_required: bool | None = None,
+) -> PhaseResult:
+    """A phase passes when every expected row and every acknowledged commit came back intact."""
+    ok = comparison.intact and (commits is None or commits.ok)
+    if not ok:
+        loss = describe_loss(comparison, commits)
+        note = f"{loss}; {note}" if note else loss
+    return PhaseResult(
+        phase=phase,
+        verdict=Verdict.PASS if ok else Verdict.FAIL,
+        time_to_ready_s=time_to_ready_s,
+        comparison=comparison,
+        commits=commits,
+        writer_attempts=writer_attempts,
+        node_before=node_before,
+        node_after=node_after,
+        note=note,
+        time_to_running_s=time_to_running_s,
+        volume_events=volume_events,
+        attach_required=attach_required,
+    )
+
+
+def describe_loss(comparison: TableComparison, commits: CommitAccounting | None) -> str:
+    """What went wrong, in words ('' when nothing did)."""
+    parts = []
+    if comparison.table_missing:
+        parts.append(f"table {DATABASE}.{TABLE} is gone")
+    if comparison.missing_ids:
+        parts.append(
+            f"{len(comparison.missing_ids):,} of {comparison.rows_expected:,} rows missing"
+        )
+    if comparison.changed_ids:
+        parts.append(f"{len(comparison.changed_ids):,} rows changed")
+    if comparison.unexpected_ids:
+        parts.append(f"{len(comparison.unexpected_ids):,} rows nobody committed")
+    if commits is not None and commits.lost_ids:
+        parts.append(f"{len(commits.lost_ids)} of {commits.acknowledged} acknowledged commits lost")
+    if not parts and not comparison.checksum_match:
+        parts.append("checksum differs")
+    return "; ".join(parts)
+
+
+@dataclass(frozen=True)
+class DurabilityCheck:
+    """The server's durability settings as read after it started, and whether the user accepted
+    a configuration that does not make a commit durable (``--allow-non-durable-config``)."""
+
+    settings: DurabilitySettings
+    allowed_non_durable: bool = False
+    #: What the server was started with (``--server-arg``), for the reader of the report.
+    server_args: tuple[str, ...] = ()
+
+    @property
+    def failed(self) -> bool:
+        """Not durable, and not accepted on purpose."""
+        return not self.settings.durable and not self.allowed_non_durable
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape (stable key order)."""
+        return {
+            "variables": self.settings.values(),
+            "durable": self.settings.durable,
+            "reasons": list(self.settings.reasons),
+            "notes": list(self.settings.notes),
+            "allowed_non_durable": self.allowed_non_durable,
+            "server_args": list(self.server_args),
+        }
+
+
+@dataclass(frozen=True)
+class ControlScope:
+    """For the emptyDir control: which disruptions it judges and which it cannot."""
+
+    #: Disruptions the control ran: each must show the loss of a pod-local volume.
+    judged: tuple[str, ...]
+    #: (disruption, why a control cannot judge it).
+    cannot_judge: tuple[tuple[str, str], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape (stable key order)."""
+        return {
+            "judged": list(self.judged),
+            "cannot_judge": [{"disruption": d, "reason": r} for d, r in self.cannot_judge],
+        }
+
+
+@dataclass(frozen=True)
+class PersistenceReport:
+    """The whole check: what ran where, and each phase."""
+
+    storage_class: str | None
+    volume_type: VolumeType
+    size: str | None
+    namespace: str
+    image: str
+    rows: int
+    run_id: str
+    phases: tuple[PhaseResult, ...]
+    durability: DurabilityCheck | None = None
+    fsync_probe: FsyncProbe | None = None
+    control: ControlScope | None = None
+
+    @property
+    def verdict(self) -> Verdict:
+        """fail if any phase failed or the server is not configured to make a commit durable;
+        skipped if no disruption ran; else pass."""
+        if any(p.verdict is Verdict.FAIL for p in self.phases):
+            return Verdict.FAIL
+        if self.durability is not None and self.durability.failed:
+            return Verdict.FAIL
+        ran = [p for p in self.phases if p.phase != "seed" and p.verdict is Verdict.PASS]
+        return Verdict.PASS if ran else Verdict.SKIPPED
+
+    @property
+    def failed_phases(self) -> list[str]:
+        """Names of the phases that lost data or did not come back."""
+        return [p.phase for p in self.phases if p.lost_data]
+
+    @property
+    def cannot_follow(self) -> list[str]:
+        """Names of the moves whose data could not follow the pod to another node."""
+        return [p.phase for p in self.phases if p.cannot_follow]
+
+    @property
+    def durability_failed(self) -> bool:
+        """Whether the server's configuration alone fails the check."""
+        return self.durability is not None and self.durability.failed
+
+    def to_dict(self) -> dict[str, Any]:
+        """The PersistenceReport document (new sections after the existing keys)."""
+        return report_envelope(
+            "PersistenceReport",
+            {
+                "storage_class": self.storage_class,
+                "volume_type": self.volume_type.value,
+                "size": self.size,
+                "namespace": self.namespace,
+                "image": self.image,
+                "rows": self.rows,
+                "run_id": self.run_id,
+                "verdict": self.verdict.value,
+                "phases": [p.to_dict() for p in self.phases],
+                "durability": self.durability.to_dict() if self.durability else None,
+                "fsync_probe": self.fsync_probe.to_dict() if self.fsync_probe else None,
+                "control": self.control.to_dict() if self.control else None,
+            },
+        )

@@ -1,0 +1,250 @@
+"""`validate-persistence` as pipeline stages, and the run: deploy, read the server's durability
+settings, seed, probe fsync, then each disruption followed by reading everything back.
+
+Steps: create a Secret with a random root password and a one-replica MySQL StatefulSet through
+the run scope → wait until MySQL answers → read and judge its durability settings (a server not
+configured to make a commit durable fails the check, and the disruptions are not run, unless
+--allow-non-durable-config) → seed testdb.tasks and read it back (checksum) → the fsync probe on
+the same volume → for each disruption: disrupt, wait until MySQL answers again, read everything
+back and compare → report.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import Callable
+from dataclasses import replace
+
+from kubectl_storage.core.k8s import kinds
+from kubectl_storage.core.rbac import Condition
+from kubectl_storage.core.validate_persistence.mysql import (
+    MOVES,
+    Disruption,
+    VolumeType,
+    pod_name_for,
+    pvc_name_for,
+)
+from kubectl_storage.core.validate_persistence.nodes import schedulable_nodes
+from kubectl_storage.core.validate_persistence.report import (
+    ControlScope,
+    DurabilityCheck,
+    PersistenceReport,
+    PhaseResult,
+    Verdict,
+)
+from kubectl_storage.core.validate_persistence.rows import generate_rows
+from kubectl_storage.errors import ForbiddenError, WaitTimeoutError
+from kubectl_storage.kube.api import KubeApi
+from kubectl_storage.kube.run_scope import RunScope
+from kubectl_storage.operations.pipeline import Progress
+from kubectl_storage.operations.preflight import ClusterFacts, Requirements
+from kubectl_storage.operations.validate_persistence import phases
+from kubectl_storage.operations.validate_persistence.moves import move
+from kubectl_storage.operations.validate_persistence.pod import DataUnavailable, MysqlPod
+from kubectl_storage.operations.validate_persistence.request import (
+    COMMAND,
+    CONTROL_CANNOT_JUDGE,
+    NodeFacts,
+    PersistencePlan,
+    PersistenceRequest,
+    deployment_for,
+    new_password,
+    plan_disruptions,
+    validate_request,
+)
+
+
+def read_node_facts(api: KubeApi, request: PersistenceRequest) -> NodeFacts:
+    """The nodes the database pod could move to (for reschedule and node-drain)."""
+    try:
+        return NodeFacts(tuple(schedulable_nodes(api.list(kinds.NODE), request.placement)))
+    except ForbiddenError:
+        return NodeFacts(None)
+
+
+class PersistenceCommand:
+    """`kubectl storage validate-persistence` as pipeline stages."""
+
+    rbac_name = COMMAND
+    label = COMMAND
+
+    def validate(self, request: PersistenceRequest) -> None:
+        """See :func:`validate_request`."""
+        validate_request(request)
+
+    def requirements(self, request: PersistenceRequest) -> Requirements:
+        """The class (or the default one) for a PVC, and the writes of the chosen steps."""
+        pvc = request.volume_type is VolumeType.PVC
+        conditions = {Condition.PVC_VOLUME} if pvc else set()
+        if any(d in MOVES for d in request.chosen):
+            conditions.add(Condition.RESCHEDULE)
+        if Disruption.NODE_DRAIN in request.chosen:
+            conditions.add(Condition.NODE_DRAIN)
+        return Requirements(
+            storage_classes=(request.storage_class,) if pvc and request.storage_class else (),
+            default_storage_class=pvc and not request.storage_class,
+            conditions=frozenset(conditions),
+            doing="run the persistence check",
+        )
+
+    def plan_offline(self, request: PersistenceRequest) -> bool:
+        """The emptyDir control, or a named class: nothing to look up."""
+        return request.volume_type is VolumeType.EMPTY_DIR or bool(request.storage_class)
+
+    def plan(
+        self,
+        request: PersistenceRequest,
+        facts: ClusterFacts,
+        run_id: str,
+        api: KubeApi | None,
+    ) -> PersistencePlan:
+        """The class decided, the server's UID (unset where the namespace assigns UIDs)."""
+        if request.volume_type is VolumeType.PVC and not request.storage_class:
+            request = replace(request, storage_class=facts.default_storage_class)
+        run_as_user = None if facts.assigns_uids else request.run_as_user
+        deployment = deployment_for(request, run_id, run_as_user)
+        return PersistencePlan(run_id, request, deployment)
+
+    def run(
+        self, api: KubeApi, plan: PersistencePlan, scope: RunScope, progress: Progress
+    ) -> PersistenceReport:
+        """See :func:`run_persistence`."""
+        return run_persistence(api, plan, scope, progress.step)
+
+
+def run_persistence(
+    api: KubeApi,
+    planned: PersistencePlan,
+    scope: RunScope,
+    step: Callable[[str], None],
+    *,
+    rng: random.Random | None = None,
+) -> PersistenceReport:
+    """Run the planned check and return its report (verdict fail when committed data was lost,
+    or when the server is not configured to make a commit durable)."""
+    request = planned.request
+    facts = read_node_facts(api, request)
+    plan = plan_disruptions(request, facts)
+    rows = generate_rows(request.rows, rng or random.Random(secrets.randbits(64)))
+    deployment = planned.deployment
+    secret, statefulset = planned.manifests(new_password())
+    scope.create(kinds.SECRET, secret, request.namespace)
+    # The StatefulSet controller creates the claim and the pod on our behalf; they are ours
+    # to delete all the same. Deleted in reverse order: the StatefulSet first (so nothing
+    # recreates the pod), then the pod (waited for: no MySQL outlives the run), then the
+    # claim.
+    if request.volume_type is VolumeType.PVC:
+        scope.adopt(kinds.PVC, pvc_name_for(deployment.name), request.namespace)
+    scope.adopt(kinds.POD, pod_name_for(deployment.name), request.namespace)
+    scope.create(kinds.STATEFULSET, statefulset, request.namespace)
+    pod = MysqlPod(api, request, deployment, step)
+    ready_s = phases.start(pod)
+    durability = DurabilityCheck(
+        pod.read_durability(), request.allow_non_durable, request.server_args
+    )
+    _say_durability(step, durability)
+    seeded, state = phases.seed(pod, rows, ready_s)
+    result: list[PhaseResult] = [seeded]
+    probe = None
+    if request.probe_image:
+        step("fsync probe: 2300-byte writes, fdatasync each (etcd's check), beside MySQL")
+        probe = pod.run_probe()
+        step(
+            f"fsync probe: {probe.error}"
+            if probe.error
+            else f"fsync probe: fdatasync p50 {probe.p50_us} µs, p99 {probe.p99_us} µs"
+            + "".join(f"; WARNING: {w}" for w in probe.warnings)
+        )
+    control = request.volume_type is VolumeType.EMPTY_DIR
+    lost_in = "" if seeded.verdict is Verdict.PASS else "seed"
+    if durability.failed:
+        lost_in = "durability"
+    for disruption, skip_reason in plan:
+        if lost_in == "durability":
+            result.append(
+                PhaseResult(
+                    disruption.value,
+                    Verdict.SKIPPED,
+                    note="not run: the server is not configured to make a commit durable",
+                )
+            )
+            continue
+        if skip_reason:
+            step(f"{disruption.value}: skipped: {skip_reason}")
+            result.append(PhaseResult(disruption.value, Verdict.SKIPPED, note=skip_reason))
+            continue
+        if lost_in and control and lost_in != "seed":
+            # The control proves each disruption on its own: write the rows again first.
+            _, state = phases.seed(pod, rows, None, phase=f"reseed before {disruption.value}")
+        elif lost_in:
+            result.append(
+                PhaseResult(
+                    disruption.value,
+                    Verdict.SKIPPED,
+                    note=f"not run: the data was already lost in {lost_in}",
+                )
+            )
+            continue
+        phase, state = _run_phase(pod, scope, disruption, state, facts)
+        step(
+            f"{disruption.value}: {phase.verdict.value}" + (f"; {phase.note}" if phase.note else "")
+        )
+        result.append(phase)
+        if phase.lost_data:
+            lost_in = disruption.value
+    return PersistenceReport(
+        storage_class=request.storage_class if request.volume_type is VolumeType.PVC else None,
+        volume_type=request.volume_type,
+        size=request.size.text if request.volume_type is VolumeType.PVC else None,
+        namespace=request.namespace,
+        image=request.image,
+        rows=request.rows,
+        run_id=planned.run_id,
+        phases=tuple(result),
+        durability=durability,
+        fsync_probe=probe,
+        control=_control_scope(result) if control else None,
+    )
+
+
+def _say_durability(step: Callable[[str], None], durability: DurabilityCheck) -> None:
+    values = ", ".join(f"{k}={v}" for k, v in durability.settings.values().items())
+    step(f"durability settings: {values}")
+    for reason in durability.settings.reasons:
+        allowed = " (allowed: --allow-non-durable-config)" if durability.allowed_non_durable else ""
+        step(f"not durable{allowed}: {reason}")
+
+
+def _control_scope(result: list[PhaseResult]) -> ControlScope:
+    judged = tuple(
+        p.phase
+        for p in result
+        if p.phase in {d.value for d in Disruption} and p.verdict is not Verdict.SKIPPED
+    )
+    return ControlScope(
+        judged=judged,
+        cannot_judge=tuple((d.value, why) for d, why in CONTROL_CANNOT_JUDGE.items()),
+    )
+
+
+def _run_phase(
+    pod: MysqlPod,
+    scope: RunScope,
+    disruption: Disruption,
+    state: phases.State,
+    facts: NodeFacts,
+) -> tuple[PhaseResult, phases.State]:
+    """One disruption; MySQL not coming back counts as a failed phase, not a failed run."""
+    try:
+        if disruption is Disruption.RESTART:
+            return phases.restart(pod, state), state
+        if disruption is Disruption.CRASH:
+            return phases.crash(pod, state)
+        return move(pod, scope, disruption, state, facts.schedulable_nodes or ()), state
+    except (DataUnavailable, WaitTimeoutError) as exc:
+        message = str(exc) if isinstance(exc, DataUnavailable) else exc.message
+        events = getattr(exc, "events", ())
+        if events:
+            message += " (events: " + "; ".join(events[-3:]) + ")"
+        return PhaseResult(disruption.value, Verdict.FAIL, note=message), state

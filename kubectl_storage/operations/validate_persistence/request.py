@@ -1,0 +1,179 @@
+"""What `validate-persistence` was asked, checked without a cluster, and planned.
+
+Everything here is decided before any object exists: the inputs (every usage error exits 2
+here), the MySQL deployment of the run, the disruptions to run and the reason each one that
+cannot run is skipped.
+"""
+
+from __future__ import annotations
+
+import secrets
+import string
+from dataclasses import dataclass, field
+
+from kubectl_storage.core.k8s.images import MYSQL_IMAGE, TOOLBOX_IMAGE
+from kubectl_storage.core.k8s.labels import object_name, with_run_labels
+from kubectl_storage.core.k8s.manifests import Manifest, PodPlacement
+from kubectl_storage.core.k8s.quantities import Size, format_bytes
+from kubectl_storage.core.validate_persistence.mysql import (
+    ALL_DISRUPTIONS,
+    MAX_ROWS,
+    MOVES,
+    MYSQL_UID,
+    PASSWORD_PLACEHOLDER,
+    Disruption,
+    MysqlDeployment,
+    VolumeType,
+    build_mysql_statefulset,
+    build_secret,
+    check_server_args,
+    required_bytes,
+)
+from kubectl_storage.errors import UsageError
+
+COMMAND = "validate-persistence"
+NAME_PREFIX = "persist"
+_PASSWORD_ALPHABET = string.ascii_letters + string.digits
+
+#: Why the emptyDir control cannot judge a disruption: it keeps the pod, so it keeps the volume.
+CONTROL_CANNOT_JUDGE = {
+    Disruption.CRASH: (
+        "a container restart keeps the pod and its emptyDir, so a pod-local volume keeps its "
+        "data too: the control cannot show loss here"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class PersistenceRequest:
+    """Everything `kubectl storage validate-persistence` was asked to do."""
+
+    storage_class: str | None  # None with a PVC: the cluster's default class
+    namespace: str
+    size: Size = field(default_factory=lambda: Size.parse("1Gi"))
+    rows: int = 1000
+    #: None: every disruption that applies to the cluster.
+    disruptions: tuple[Disruption, ...] | None = None
+    volume_type: VolumeType = VolumeType.PVC
+    image: str = MYSQL_IMAGE
+    placement: PodPlacement = field(default_factory=PodPlacement)
+    timeout_s: float = 300
+    keep: bool = False
+    #: UID/GID/fsGroup of the server; None: let the cluster assign (decided from the namespace).
+    run_as_user: int | None = MYSQL_UID
+    #: Options appended to the server's command line (``--server-arg``).
+    server_args: tuple[str, ...] = ()
+    #: Run the check even when the server is not configured to make a commit durable.
+    allow_non_durable: bool = False
+    #: The fio image of the fsync probe; None: no probe (``--no-fsync-probe``).
+    probe_image: str | None = TOOLBOX_IMAGE
+
+    @property
+    def chosen(self) -> tuple[Disruption, ...]:
+        """The disruptions asked for (the default set when none were named)."""
+        return self.disruptions or ALL_DISRUPTIONS
+
+
+@dataclass(frozen=True)
+class NodeFacts:
+    """Where the database pod can go, read when the run starts."""
+
+    schedulable_nodes: tuple[str, ...] | None  # None: nodes could not be listed
+
+
+@dataclass(frozen=True)
+class PersistencePlan:
+    """A planned check: the request with its class decided, and the run's objects."""
+
+    run_id: str
+    request: PersistenceRequest
+    deployment: MysqlDeployment
+
+    def manifests(self, password: str = PASSWORD_PLACEHOLDER) -> list[Manifest]:
+        """Secret and StatefulSet, labelled; --dry-run shows a placeholder password."""
+        return [
+            with_run_labels(m, self.run_id, COMMAND)
+            for m in build_manifests(self.deployment, password)
+        ]
+
+
+def validate_request(request: PersistenceRequest) -> None:
+    """Check everything that needs no cluster.
+
+    Raises:
+        UsageError: on a bad row count, size, server option, or a missing class.
+    """
+    if not 1 <= request.rows <= MAX_ROWS:
+        raise UsageError(f"--rows must be between 1 and {MAX_ROWS:,}", "Example: --rows 1000")
+    if request.timeout_s <= 0:
+        raise UsageError("--timeout must be a positive number of seconds", "Example: --timeout 300")
+    try:
+        check_server_args(request.server_args)
+    except ValueError as exc:
+        raise UsageError(
+            str(exc), "Pass one option per --server-arg, e.g. --server-arg=--sync-binlog=1"
+        ) from exc
+    if request.volume_type is VolumeType.EMPTY_DIR:
+        if request.storage_class:
+            raise UsageError(
+                "-s/--storage-class and --volume-type emptyDir exclude each other",
+                "The emptyDir control uses no StorageClass; drop -s or use --volume-type pvc.",
+            )
+        return
+    needed = required_bytes(request.rows)
+    if request.size.bytes < needed:
+        raise UsageError(
+            f"-z {request.size} is too small for MySQL with {request.rows:,} rows: it needs "
+            f"about {format_bytes(needed)} (its own redo/undo logs and system tables included)",
+            f"Raise -z/--size to at least {format_bytes(needed)}, or lower --rows.",
+        )
+
+
+def deployment_for(
+    request: PersistenceRequest, run_id: str, run_as_user: int | None = MYSQL_UID
+) -> MysqlDeployment:
+    """The MySQL deployment of one run."""
+    name = object_name(NAME_PREFIX, run_id)
+    return MysqlDeployment(
+        name=name,
+        namespace=request.namespace,
+        image=request.image,
+        secret_name=object_name(NAME_PREFIX, run_id, "auth"),
+        storage_class=request.storage_class,
+        size=request.size.text,
+        volume_type=request.volume_type,
+        placement=request.placement,
+        run_as_user=run_as_user,
+        server_args=request.server_args,
+        probe_image=request.probe_image,
+    )
+
+
+def build_manifests(deployment: MysqlDeployment, password: str) -> list[Manifest]:
+    """Secret and StatefulSet, in creation order."""
+    return [
+        build_secret(deployment.secret_name, deployment.namespace, password),
+        build_mysql_statefulset(deployment),
+    ]
+
+
+def new_password() -> str:
+    """A random root password (letters and digits: safe in env, SQL and shells alike)."""
+    return "".join(secrets.choice(_PASSWORD_ALPHABET) for _ in range(32))
+
+
+def plan_disruptions(request: PersistenceRequest, facts: NodeFacts) -> list[tuple[Disruption, str]]:
+    """The disruptions to run, each with '' or the reason it is skipped."""
+    plan = []
+    for disruption in request.chosen:
+        reason = ""
+        if request.volume_type is VolumeType.EMPTY_DIR and disruption in CONTROL_CANNOT_JUDGE:
+            reason = "the emptyDir control cannot judge this: " + CONTROL_CANNOT_JUDGE[disruption]
+        elif disruption in MOVES:
+            if facts.schedulable_nodes is None:
+                reason = "nodes cannot be listed (no permission), so no other node is known"
+            elif len(facts.schedulable_nodes) < 2:
+                only = ", ".join(facts.schedulable_nodes) or "none"
+                reason = f"needs a second schedulable node (only {only})"
+        plan.append((disruption, reason))
+    return plan
