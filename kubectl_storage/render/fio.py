@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from kubectl_storage.core.fio.report import FioClassResult, FioJobSummary, FioReport
+from kubectl_storage.core.fio.setup import TargetSetup
 from kubectl_storage.core.fio.stats import compare_classes
 from kubectl_storage.render.tables import write_table
 
@@ -141,6 +142,8 @@ def write_fio_table(report: FioReport, out: TextIO, wide: bool = False) -> None:
         rows = [_job_row(job, wide) for job in result.jobs]
         write_table(rows, headers, out, title=f"StorageClass {result.storage_class} ({header})")
         out.write(class_verdict(result.storage_class, result.jobs) + "\n")
+        if result.setup is not None:
+            out.write(setup_line(result.setup) + "\n")
         _write_trust(result, out)
         if result.clients:
             _write_clients(result, out)
@@ -162,6 +165,9 @@ def write_fio_table(report: FioReport, out: TextIO, wide: bool = False) -> None:
         out.write(
             f"Baseline: {baseline.verdict} (max regression {baseline.max_regression_percent}%)\n"
         )
+        for storage_class, lines in baseline.setup_differences.items():
+            out.write(f"  setup of {storage_class} differs from the baseline's:\n")
+            out.writelines(f"    {line}\n" for line in lines)
         for delta in baseline.regressions:
             out.write(
                 f"  {delta.storage_class}/{delta.job} {delta.metric}: "
@@ -169,6 +175,27 @@ def write_fio_table(report: FioReport, out: TextIO, wide: bool = False) -> None:
                 f"{_metric_text(delta.metric, delta.current, None)} "
                 f"({delta.change_percent or 0:+.1f}%)\n"
             )
+
+
+def setup_line(setup: TargetSetup) -> str:
+    """One line of what the numbers were measured on."""
+    parts = [f"provisioner {setup.provisioner or '-'}"]
+    if setup.parameters:
+        parts.append(
+            "parameters " + ", ".join(f"{k}={v}" for k, v in sorted(setup.parameters.items()))
+        )
+    if setup.volume is not None:
+        parts.append(f"{setup.volume.fs_type} ({','.join(setup.volume.options)})")
+    kernels = sorted({node.kernel for node in setup.nodes if node.kernel})
+    types = sorted({node.instance_type for node in setup.nodes if node.instance_type})
+    if setup.nodes:
+        nodes = f"{len(setup.nodes)} node" + ("s" if len(setup.nodes) > 1 else "")
+        if kernels:
+            nodes += f", kernel {', '.join(kernels)}"
+        if types:
+            nodes += f", {', '.join(types)}"
+        parts.append(nodes)
+    return "setup: " + "; ".join(parts)
 
 
 def _write_clients(result: FioClassResult, out: TextIO) -> None:

@@ -70,6 +70,11 @@ def test_three_clients_on_three_nodes_add_up(multinode, namespace) -> None:
         assert sum(shares) == pytest.approx(100)
         assert result["client_skew_percent"][name] >= 0
     assert report["clients"] == 3
+    setup = result["setup"]
+    assert setup["provisioner"] == "hostpath.csi.k8s.io"
+    assert {n["name"] for n in setup["nodes"]} == {c["node"] for c in clients}
+    assert all(n["kernel"] for n in setup["nodes"])
+    assert setup["volume"]["fs_type"]
     assert _managed(multinode, namespace) == []
 
 

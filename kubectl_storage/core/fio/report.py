@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kubectl_storage.core.fio.guards import EtcdVerdict, FioNote
+from kubectl_storage.core.fio.setup import TargetSetup
 from kubectl_storage.core.report.envelope import API_VERSION, report_envelope
 
 REPORT_KIND = "FioReport"
@@ -126,6 +127,9 @@ class BaselineComparison:
         max_regression_percent: the threshold used.
         deltas: every compared metric, in report order.
         missing: ``"class/job"`` entries in the baseline that the current report lacks.
+        setup_differences: per class of the current report, what differs in its setup
+            (provisioner, parameters, file system, mount options, node kernel…) from the
+            baseline's, when both reports say.
         verdict: ``pass``, ``regressed`` (at least one metric past the threshold, or a job
             that vanished), or ``nothing-compared`` (no job in common).
     """
@@ -134,6 +138,7 @@ class BaselineComparison:
     deltas: tuple[MetricDelta, ...]
     missing: tuple[str, ...]
     verdict: str
+    setup_differences: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def regressions(self) -> tuple[MetricDelta, ...]:
@@ -153,6 +158,11 @@ class BaselineComparison:
             "regressions": len(self.regressions),
             "missing": list(self.missing),
             "deltas": [delta.to_dict() for delta in self.deltas],
+            **(
+                {"setup_differences": {k: list(v) for k, v in self.setup_differences.items()}}
+                if self.setup_differences
+                else {}
+            ),
         }
 
     @classmethod
@@ -163,6 +173,10 @@ class BaselineComparison:
             deltas=tuple(MetricDelta.from_dict(d) for d in data.get("deltas") or ()),
             missing=tuple(str(m) for m in data.get("missing") or ()),
             verdict=str(data.get("verdict", "")),
+            setup_differences={
+                str(k): tuple(str(line) for line in v)
+                for k, v in (data.get("setup_differences") or {}).items()
+            },
         )
 
 
@@ -330,6 +344,7 @@ class FioClassResult:
         clients: with ``--clients``, every client, also those that took no part.
         client_skew_percent: with ``--clients``, per job: (largest - smallest client IOPS)
             / mean, ``None`` below two clients.
+        setup: what the numbers were measured on (class, provisioner, mount, nodes).
     """
 
     storage_class: str
@@ -339,6 +354,7 @@ class FioClassResult:
     jobs: tuple[FioJobSummary, ...] = ()
     clients: tuple[FioClientSummary, ...] = ()
     client_skew_percent: Mapping[str, float | None] = field(default_factory=dict)
+    setup: TargetSetup | None = None
 
     @property
     def failed_clients(self) -> tuple[FioClientSummary, ...]:
@@ -360,6 +376,8 @@ class FioClassResult:
         if self.etcd is not None:
             entry["etcd"] = self.etcd.to_dict()
         entry["jobs"] = [job.to_dict() for job in self.jobs]
+        if self.setup is not None:
+            entry["setup"] = self.setup.to_dict()
         if self.clients:
             entry["clients"] = [client.to_dict() for client in self.clients]
             entry["client_skew_percent"] = dict(self.client_skew_percent)
@@ -370,6 +388,7 @@ class FioClassResult:
         """Read one class's result back."""
         etcd = data.get("etcd")
         skew = data.get("client_skew_percent")
+        setup = data.get("setup")
         return cls(
             storage_class=str(data.get("storage_class", "")),
             confidence=str(data.get("confidence") or ""),
@@ -380,6 +399,7 @@ class FioClassResult:
             client_skew_percent={str(k): number(v) for k, v in skew.items()}
             if isinstance(skew, Mapping)
             else {},
+            setup=TargetSetup.from_dict(setup) if isinstance(setup, Mapping) else None,
         )
 
 

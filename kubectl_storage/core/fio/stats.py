@@ -60,6 +60,7 @@ from kubectl_storage.core.fio.results import (
     FioResult,
     job_contract,
 )
+from kubectl_storage.core.fio.setup import TargetSetup, setup_differences
 
 #: Per-direction metrics that are measurements worth averaging and comparing (``io_bytes`` and
 #: ``runtime_ms`` only describe how long the run was).
@@ -180,6 +181,7 @@ def build_fio_report(
     context: Mapping[str, Any] | None = None,
     stderr: Mapping[str, str] | None = None,
     client_runs: Mapping[str, ClientRuns] | None = None,
+    setups: Mapping[str, TargetSetup] | None = None,
 ) -> FioReport:
     """Assemble a FioReport from parsed runs, one list of repeats per StorageClass.
 
@@ -197,6 +199,7 @@ def build_fio_report(
         client_runs: for a ``--clients`` run, StorageClass name -> its clients and their
             runs. ``class_runs`` then holds each run's sum over the clients; the guards judge
             every client's own jobs (each client has its own data set and cache).
+        setups: StorageClass name -> what its numbers were measured on.
 
     Returns:
         The report.
@@ -223,6 +226,7 @@ def build_fio_report(
                 profile=profile,
                 stderr=(stderr or {}).get(storage_class, ""),
                 clients=(client_runs or {}).get(storage_class),
+                setup=(setups or {}).get(storage_class),
             )
             for storage_class, runs in class_runs.items()
         ),
@@ -237,6 +241,7 @@ def _class_result(
     profile: str,
     stderr: str,
     clients: ClientRuns | None = None,
+    setup: TargetSetup | None = None,
 ) -> FioClassResult:
     notes: list[FioNote] = []
     if clients is None:
@@ -263,6 +268,7 @@ def _class_result(
         jobs=tuple(FioJobSummary.from_dict(job) for job in merged),
         clients=summaries,
         client_skew_percent=_client_skew(summaries),
+        setup=setup,
     )
 
 
@@ -468,6 +474,7 @@ def compare_with_baseline(
 
     deltas: list[MetricDelta] = []
     missing: list[str] = []
+    setups = _setup_differences(current, baseline, pairs)
     for current_class, baseline_class in pairs:
         current_jobs = current_classes[current_class]
         for job_name, baseline_job in baseline_classes[baseline_class].items():
@@ -501,7 +508,24 @@ def compare_with_baseline(
         deltas=tuple(deltas),
         missing=tuple(missing),
         verdict=verdict,
+        setup_differences=setups,
     )
+
+
+def _setup_differences(
+    current: FioReport, baseline: FioReport, pairs: Sequence[tuple[str, str]]
+) -> dict[str, tuple[str, ...]]:
+    """Per compared class, what differs in the setup (only where both reports say)."""
+    now = {result.storage_class: result.setup for result in current.results}
+    then = {result.storage_class: result.setup for result in baseline.results}
+    found: dict[str, tuple[str, ...]] = {}
+    for current_class, baseline_class in pairs:
+        new, old = now.get(current_class), then.get(baseline_class)
+        if new is not None and old is not None:
+            lines = setup_differences(new, old)
+            if lines:
+                found[current_class] = lines
+    return found
 
 
 def _jobs_by_class(report: FioReport) -> dict[str, dict[str, FioJobSummary]]:

@@ -103,6 +103,8 @@ class FioPlan:
     job_text: str
     job_bytes: int
     targets: dict[str, list[Manifest]]  # target (class or pvc) -> manifests, creation order
+    #: target -> its StorageClass object as preflight read it (for the report's setup)
+    classes: dict[str, Manifest] = field(default_factory=dict)
 
     def manifests(self) -> list[Manifest]:
         """All manifests the run creates, in creation order (what --dry-run prints)."""
@@ -255,7 +257,8 @@ def plan_fio(request: FioRequest, facts: ClusterFacts, run_id: str) -> FioPlan:
         ]
         for target in targets
     }
-    return FioPlan(request, facts.namespace, run_id, job_text, job_bytes, manifests)
+    classes = {t: facts.storage_classes[t] for t in targets if t in facts.storage_classes}
+    return FioPlan(request, facts.namespace, run_id, job_text, job_bytes, manifests, classes)
 
 
 def _manifests_for(

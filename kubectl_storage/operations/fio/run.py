@@ -27,12 +27,13 @@ from kubectl_storage.core.fio.clients import (
 from kubectl_storage.core.fio.jobs import DEFAULT_DIRECTORY
 from kubectl_storage.core.fio.report import FioReport
 from kubectl_storage.core.fio.results import FioOutputError, FioResult, parse_fio_output
+from kubectl_storage.core.fio.setup import TargetSetup, target_setup, volume_setup
 from kubectl_storage.core.fio.stats import build_fio_report
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.objects import dig, name_of
 from kubectl_storage.core.k8s.quantities import format_bytes
-from kubectl_storage.errors import ClusterError, FindingsError
-from kubectl_storage.kube.api import KubeApi
+from kubectl_storage.errors import ClusterError, FindingsError, ForbiddenError
+from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.podexec import exec_in_pod, preload_exec_support
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.kube.waits import pod_running, wait_for
@@ -55,6 +56,7 @@ class ClassRun:
     results: tuple[FioResult, ...]
     stderr: str = ""
     clients: ClientRuns | None = None  # --clients: who ran where, and each repeat's run
+    setup: TargetSetup | None = None
 
 
 def run_fio(api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) -> FioReport:
@@ -99,6 +101,7 @@ def run_fio(api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) ->
         context={k: v for k, v in context.items() if v is not None},
         stderr={t: r.stderr for t, r in runs.items()},
         client_runs={t: r.clients for t, r in runs.items() if r.clients is not None},
+        setups={t: r.setup for t, r in runs.items() if r.setup is not None},
     )
 
 
@@ -132,7 +135,7 @@ def _run_target(
                 scope.delete_now(kind, name, ns)
         return measured
     step(f"{label}: waiting for the benchmark pod (the volume binds when it is scheduled)")
-    wait_for(
+    pod = wait_for(
         api,
         kinds.POD,
         pod_name,
@@ -145,6 +148,7 @@ def _run_target(
     step(f"{label}: pod running; fio starts")
     results: list[FioResult] = []
     stderr_text = ""
+    setup: TargetSetup | None = None
     for attempt in range(1, request.repeat + 1):
         started = time.monotonic()
         prefix = f"{label}: run {attempt}/{request.repeat}" if request.repeat > 1 else label
@@ -157,14 +161,18 @@ def _run_target(
         outcome = exec_in_pod(
             api,
             pod_name,
-            command,
+            with_mountinfo(command) if attempt == 1 else command,
             namespace=ns,
             timeout_s=request.timeout_s + _expected_seconds(plan.job_text),
             on_tick=_ticker(progress.tick, prefix, started),
         )
         stderr_text = outcome.stderr
+        stdout = outcome.stdout
+        if attempt == 1:
+            mountinfo, stdout = split_mountinfo(stdout)
+            setup = _setup(api, plan, target, [pod], mountinfo)
         try:
-            result = parse_fio_output(outcome.stdout)
+            result = parse_fio_output(stdout)
         except FioOutputError as exc:
             raise FindingsError(
                 f"fio on {label} produced no result (exit {outcome.exit_code}): "
@@ -177,7 +185,7 @@ def _run_target(
         # Free the class's storage before the next class starts.
         for kind, name in reversed(created):
             scope.delete_now(kind, name, ns)
-    return ClassRun(target, tuple(results), stderr_text)
+    return ClassRun(target, tuple(results), stderr_text, setup=setup)
 
 
 def _run_clients(
@@ -192,6 +200,7 @@ def _run_clients(
     )
     deadline = time.monotonic() + request.timeout_s
     clients: list[FioClient] = []
+    running_pods: list[JsonDict] = []
     for index, manifest in enumerate(pods):
         name = name_of(manifest)
         try:
@@ -215,6 +224,7 @@ def _run_clients(
             continue
         node, address = dig(pod, "spec", "nodeName"), dig(pod, "status", "podIP")
         clients.append(FioClient(index, name, str(node) if node else None, str(address or "")))
+        running_pods.append(pod)
     running = [client for client in clients if client.error is None and client.address]
     if not running:
         raise ClusterError(
@@ -233,20 +243,27 @@ def _run_clients(
     addresses = [str(client.address) for client in running]
     runs: list[ClientServerRun] = []
     stderr_text = ""
+    setup: TargetSetup | None = None
     for attempt in range(1, request.repeat + 1):
         started = time.monotonic()
         prefix = f"{label}: run {attempt}/{request.repeat}" if request.repeat > 1 else label
         outcome = exec_in_pod(
             api,
             driver,
-            ["fio", "--output-format=json+", *arguments],
+            with_mountinfo(["fio", "--output-format=json+", *arguments])
+            if attempt == 1
+            else ["fio", "--output-format=json+", *arguments],
             namespace=ns,
             timeout_s=request.timeout_s + _expected_seconds(plan.job_text),
             on_tick=_ticker(progress.tick, prefix, started),
         )
         stderr_text = outcome.stderr
+        stdout = outcome.stdout
+        if attempt == 1:
+            mountinfo, stdout = split_mountinfo(stdout)
+            setup = _setup(api, plan, target, running_pods, mountinfo)
         try:
-            runs.append(parse_client_output(outcome.stdout, addresses))
+            runs.append(parse_client_output(stdout, addresses))
         except FioOutputError as exc:
             raise FindingsError(
                 f"fio --client on {label} produced no result (exit {outcome.exit_code}): "
@@ -259,7 +276,55 @@ def _run_clients(
         tuple(run.combined for run in runs),
         stderr_text,
         ClientRuns(tuple(clients), tuple(runs)),
+        setup,
     )
+
+
+_MOUNTINFO_START = "@@kubectl-storage mountinfo"
+_MOUNTINFO_END = "@@kubectl-storage end"
+
+
+def with_mountinfo(command: list[str]) -> list[str]:
+    """``command`` preceded by the pod's own mountinfo on stdout, between marker lines.
+
+    The first fio run of a class also says how the volume is mounted, without an exec of its
+    own (each exec is a round trip the benchmark's overhead would pay).
+    """
+    script = (
+        f'echo "{_MOUNTINFO_START}"; cat /proc/self/mountinfo; echo "{_MOUNTINFO_END}"; exec "$@"'
+    )
+    return ["sh", "-c", script, "sh", *command]
+
+
+def split_mountinfo(stdout: str) -> tuple[str | None, str]:
+    """The mountinfo printed by :func:`with_mountinfo`, and the rest of stdout (fio's)."""
+    start = stdout.find(_MOUNTINFO_START + "\n")
+    end = stdout.find(_MOUNTINFO_END + "\n", start + 1)
+    if start == -1 or end == -1:
+        return None, stdout
+    mountinfo = stdout[start + len(_MOUNTINFO_START) + 1 : end]
+    return mountinfo, stdout[:start] + stdout[end + len(_MOUNTINFO_END) + 1 :]
+
+
+def _setup(
+    api: KubeApi, plan: FioPlan, target: str, pods: list[JsonDict], mountinfo: str | None
+) -> TargetSetup:
+    """What the class's numbers were measured on; what cannot be read is left out."""
+    storage_class = plan.classes.get(target)
+    names = sorted({str(n) for pod in pods if (n := dig(pod, "spec", "nodeName"))})
+    nodes: list[JsonDict] = []
+    for name in names:
+        try:
+            node = api.get_or_none(kinds.NODE, name)
+        except ForbiddenError:
+            log.info("not allowed to read node %s; the report leaves its kernel out", name)
+            continue
+        if node is not None:
+            nodes.append(node)
+    volume = None
+    if mountinfo is not None and not plan.request.block:
+        volume = volume_setup(mountinfo, DEFAULT_DIRECTORY)
+    return target_setup(storage_class, nodes, volume)
 
 
 def _ticker(step: Callable[[str], None], prefix: str, started: float) -> Callable[[], None]:
