@@ -5,10 +5,16 @@ one for the iSCSI scenario side by side, and hands every test the same run direc
 failure to build or run fails the tests; only a non-root user skips them (the lab needs apt-get,
 debootstrap and QEMU as root). ``NODELAB_RUN_DIR=<dir of an earlier run>`` reuses that run's
 outputs instead of booting (for working on the tests).
+
+``cluster_node`` (module): the guest booted as a node of the e2e suite's test cluster
+(``node.py``), Ready, tainted and labelled; stopped and deleted from the cluster afterwards, also
+when the tests fail. ``cluster`` is the e2e suite's own fixture (tests/e2e/conftest.py), shared.
+As root a guest that cannot join fails the tests.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -21,14 +27,21 @@ from typing import Any
 
 import pytest
 
+from tests.e2e import conftest as e2e
+from tests.e2e.conftest import Cluster
 from tests.nodelab import lab as nodelab
+from tests.nodelab import node as nodeguest
 from tests.nodelab import reports
 
 RUNS = nodelab.CACHE / "runs"
 KEEP_RUNS = 3
 GROUPS = (("nfs",), ("iscsi",))
 
+#: The e2e suite's session fixture, shared: one cluster, one kubeconfig convention.
+cluster = e2e.cluster
+
 _timings: dict[str, Any] = {}
+_node_timings: dict[str, Any] = {}
 
 
 @dataclass
@@ -92,6 +105,26 @@ def lab() -> Iterator[LabRun]:
     yield LabRun(run_dir, facts)
 
 
+@pytest.fixture(scope="module")
+def cluster_node(cluster: Cluster) -> Iterator[nodeguest.NodeGuest]:
+    if os.geteuid() != 0:
+        pytest.skip("the node lab needs root (QEMU, a tap device, the test cluster's CA key)")
+    RUNS.mkdir(parents=True, exist_ok=True)
+    run_dir = Path(tempfile.mkdtemp(prefix=time.strftime("node-%Y%m%d-%H%M%S-"), dir=RUNS))
+    stack = contextlib.ExitStack()
+    try:
+        guest = stack.enter_context(nodeguest.joined_node(run_dir, cluster.kubeconfig))
+    except nodeguest.lab.LabError as exc:
+        pytest.fail(f"the node lab guest did not join the test cluster: {exc}", pytrace=False)
+    with stack:
+        yield guest
+    guest.timings["guest_marks"] = guest.guest_marks()
+    guest.timings["guest_peak_used_mib"] = guest.peak_memory_mib()
+    (run_dir / "timings.json").write_text(json.dumps(guest.timings, indent=2) + "\n")
+    _node_timings.update(guest.timings, run_dir=str(run_dir))
+    _prune_runs(keep=run_dir)
+
+
 def _prune_runs(keep: Path) -> None:
     runs = sorted((p for p in RUNS.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
     for old in runs[:-KEEP_RUNS]:
@@ -100,6 +133,13 @@ def _prune_runs(keep: Path) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _node_timings:
+        shown = ", ".join(
+            f"{name} {value}"
+            for name, value in _node_timings.items()
+            if name not in ("guest_marks", "run_dir")
+        )
+        terminalreporter.write_line(f"nodelab node: {shown}; outputs in {_node_timings['run_dir']}")
     if _timings:
         guests = ", ".join(
             f"{name} {t['wall_s']}s (guest boot {t.get('boot', '?')}s)"

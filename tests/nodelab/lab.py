@@ -528,9 +528,17 @@ class GuestRun:
 
 
 def qemu_command(
-    guest: Guest, out: Path, scenarios: Sequence[str], *, memory_mb: int, cpus: int
+    guest: Guest,
+    out: Path,
+    scenarios: Sequence[str],
+    *,
+    memory_mb: int,
+    cpus: int,
+    image: Path | None = None,
+    network: Sequence[str] = ("-nic", "none"),
 ) -> list[str]:
-    """The QEMU command line: TCG, no network, read-only image, outputs through 9p."""
+    """The QEMU command line: TCG, read-only image (``image``, else the guest's), outputs through
+    9p, no network unless ``network`` gives QEMU's network options."""
     return [
         "qemu-system-x86_64",
         "-accel",
@@ -551,11 +559,10 @@ def qemu_command(
         "-initrd",
         str(guest.initramfs),
         "-drive",
-        f"file={guest.image},if=virtio,format=raw,cache=unsafe,snapshot=on",
+        f"file={image or guest.image},if=virtio,format=raw,cache=unsafe,snapshot=on",
         "-virtfs",
         f"local,path={out},mount_tag=out,security_model=none",
-        "-nic",
-        "none",
+        *network,
         "-append",
         f"console=ttyS0 panic=-1 quiet loglevel=4 lab={','.join(scenarios)}",
     ]
@@ -568,11 +575,15 @@ def start_guest(
     *,
     memory_mb: int = 2048,
     cpus: int = 2,
+    image: Path | None = None,
+    network: Sequence[str] = ("-nic", "none"),
 ) -> tuple[subprocess.Popen[bytes], Path]:
     """Boot the guest in the background; its serial console goes to ``out/../console-*.log``."""
     out.mkdir(parents=True, exist_ok=True)
     console = out.parent / f"console-{'-'.join(scenarios)}.log"
-    cmd = qemu_command(guest, out, scenarios, memory_mb=memory_mb, cpus=cpus)
+    cmd = qemu_command(
+        guest, out, scenarios, memory_mb=memory_mb, cpus=cpus, image=image, network=network
+    )
     cmd += ["-serial", f"file:{console}"]
     env = {**os.environ, "TMPDIR": str(out.parent)}  # -snapshot's overlay, removed with the run
     proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, env=env)
@@ -836,15 +847,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     from tests.nodelab import reports
 
-    report = reports.report_for(args.phase, args.profile)
+    report = reports.typed_report_for(args.phase, args.profile)
     if not args.table:
-        print(json.dumps(report, indent=2))
+        print(json.dumps(report.to_dict(), indent=2))
         return 0
+    from kubectl_storage.core.iscsi.report import IscsiReport
     from kubectl_storage.render.iscsi import write_iscsi_table
     from kubectl_storage.render.mount_audit import write_mount_audit_table
 
-    draw = write_iscsi_table if report.get("kind") == "IscsiReport" else write_mount_audit_table
-    draw(report, sys.stdout, False)
+    if isinstance(report, IscsiReport):
+        write_iscsi_table(report, sys.stdout, False)
+    else:
+        write_mount_audit_table(report, sys.stdout, False)
     return 0
 
 

@@ -119,5 +119,8 @@ def test_node_inspection_pod_reads_host_read_only() -> None:
     host_mount = next(m for m in spec["containers"][0]["volumeMounts"] if m["name"] == "host")
     assert host_mount == {"name": "host", "mountPath": "/host", "readOnly": True}
     assert "privileged" not in spec["containers"][0]["securityContext"]
+    assert spec["hostNetwork"] is False
     privileged = build_node_inspection_pod("d", "ns", "node-1", "img:1", privileged=True)
     assert privileged["spec"]["containers"][0]["securityContext"]["privileged"] is True
+    # iscsiadm and multipathd talk to their daemons over abstract sockets of the host's netns.
+    assert privileged["spec"]["hostNetwork"] is True

@@ -250,6 +250,10 @@ def build_node_inspection_pod(
     hostPID lets it read /proc/1/mountinfo and /proc/1/mountstats of the host's mount namespace
     (/proc/self is the container's own). It tolerates every taint so NotReady-but-running and
     tainted nodes can still be inspected, and activeDeadlineSeconds ends it even if we vanish.
+    A privileged pod runs the host's own tools, so it also shares the host's network namespace:
+    iscsiadm and multipathd reach their daemons through abstract unix sockets, which belong to a
+    network namespace (from the pod's own, iscsiadm prints "Unknown" for the connection and
+    iscsid states and multipathd answers nothing; seen on the node lab's real node).
     """
     # Root in the container: /proc/1/mountstats and chroot into the host need it, and the
     # toolbox image's default user is 1000. Capabilities are still dropped unless privileged.
@@ -265,6 +269,7 @@ def build_node_inspection_pod(
         "spec": {
             "nodeName": node_name,
             "hostPID": True,
+            "hostNetwork": privileged,
             "restartPolicy": "Never",
             "automountServiceAccountToken": False,
             "enableServiceLinks": False,
