@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 import typer
 
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from kubectl_storage.operations.pipeline import Command, Plan, Session
 
 RequestT = TypeVar("RequestT")
-OutT = TypeVar("OutT", bound="Report | dict[str, Any]")
+OutT = TypeVar("OutT", bound="Report")
 PlanT = TypeVar("PlanT", bound="Plan")
 ReportT = TypeVar("ReportT")
 log = logging.getLogger(__name__)

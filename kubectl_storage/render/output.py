@@ -1,8 +1,7 @@
 """Choosing the renderer: ``-o table|json|yaml`` over one report.
 
-A report is a typed object with ``to_dict()`` (its JSON document, the contract in docs/output.md);
-the table renderer draws the typed object itself. Reports still built as dicts (fio, mount-audit,
-iscsi, snapshot browse listings and cp) pass through unchanged.
+Every command's report is a typed object with ``to_dict()`` (its JSON document, the contract in
+docs/output.md); the table renderer draws the typed object itself, never the document.
 """
 
 from __future__ import annotations
@@ -31,12 +30,12 @@ class Report(Protocol):
         ...
 
 
-ReportT = TypeVar("ReportT", bound="Report | dict[str, Any]")
+ReportT = TypeVar("ReportT", bound=Report)
 
 
-def document_of(report: Report | dict[str, Any]) -> dict[str, Any]:
+def document_of(report: Report) -> dict[str, Any]:
     """The JSON/YAML document of a report."""
-    return report if isinstance(report, dict) else report.to_dict()
+    return report.to_dict()
 
 
 def write_report(

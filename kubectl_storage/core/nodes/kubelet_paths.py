@@ -169,7 +169,7 @@ class VolumeOwner:
     def volume_context(
         self, *, rw_node_count: int | None = None, mount_events: Sequence[str] = ()
     ) -> VolumeContext:
-        """The facts the NFS rules need about this volume (see ``nfs_rules.VolumeContext``).
+        """The facts the NFS rules need about this volume (see :class:`VolumeContext`).
 
         The driver is the PV's CSI driver, else the class's provisioner; the backend type is
         what the class's parameters say (Trident ``backendType``, ``storageDriverName``).
