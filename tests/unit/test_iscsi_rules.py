@@ -626,3 +626,75 @@ def test_node_report_passes_iscsid_conf_and_trident_pv_to_the_rules() -> None:
     assert "ISCSI012" in [finding.id for finding in trident.findings]
     other = build_node_report(capture, _trident_objects("ebs.csi.aws.com"))
     assert "ISCSI012" not in [finding.id for finding in other.findings]
+
+
+# --- iscsid unreachable: "Unknown" is not "down" ---------------------------------------------
+
+LAB_CAPTURE = (
+    Path(__file__).resolve().parent.parent / "nodelab/captures/iscsi/healthy/collect-iscsi.txt"
+)
+
+
+def _lab_iscsiadm_session(*, iscsid_answers: bool) -> tuple[IscsiSession, ...]:
+    """The node lab's real ``iscsiadm -m session -P 3`` of two healthy sessions.
+
+    Without iscsid the states are what iscsiadm printed on the lab's real node from a pod
+    outside the host's network namespace (open-iscsi usr/session_info.c prints ``Unknown``
+    when iscsid cannot be asked): derived from the real capture by changing those two lines.
+    """
+    text = LAB_CAPTURE.read_text()
+    section = text.split("==> kubectl-storage:iscsiadm-session\n", 1)[1].split("==> ", 1)[0]
+    if not iscsid_answers:
+        section = section.replace(
+            "iSCSI Connection State: LOGGED IN", "iSCSI Connection State: Unknown"
+        ).replace(
+            "Internal iscsid Session State: NO CHANGE", "Internal iscsid Session State: Unknown"
+        )
+    return parse_iscsiadm_session_detail(section)
+
+
+def test_iscsid_unreachable_is_a_warning_not_a_session_down() -> None:
+    sessions = _lab_iscsiadm_session(iscsid_answers=False)
+
+    assert len(sessions) >= 2
+    for session in sessions:
+        findings = check_session_state(session)
+        assert [(f.id, f.severity) for f in findings] == [("ISCSI017", Severity.WARN)]
+        assert "LOGGED_IN" in findings[0].message
+
+
+def test_iscsid_answering_gives_no_state_finding() -> None:
+    sessions = _lab_iscsiadm_session(iscsid_answers=True)
+
+    assert sessions
+    assert all(check_session_state(session) == [] for session in sessions)
+
+
+def test_a_connection_really_down_is_still_iscsi001() -> None:
+    (session, *_) = _lab_iscsiadm_session(iscsid_answers=True)
+    down = dataclasses.replace(session, connection_state="FAILED")
+
+    assert _ids(check_session_state(down)) == ["ISCSI001"]
+
+
+def _lab_node_report(*, multipathd_answers: bool):  # type: ignore[no-untyped-def]
+    from kubectl_storage.core.nodes.collect import split_sections
+    from kubectl_storage.operations.node_capture import NodeCapture
+    from kubectl_storage.operations.node_inspection import NodeOutput
+
+    text = LAB_CAPTURE.read_text()
+    if not multipathd_answers:  # derived: the section as a pod outside the host network got it
+        head, rest = text.split("==> kubectl-storage:multipathd-json\n", 1)
+        text = head + "==> kubectl-storage:multipathd-json\n" + "==> " + rest.split("==> ", 1)[1]
+    capture = NodeCapture.from_output(NodeOutput("nodelab", split_sections(text)))
+    return build_node_report(capture, None)
+
+
+def test_multipathd_answering_nothing_is_said_not_silently_replaced() -> None:
+    quiet = _lab_node_report(multipathd_answers=False)
+    answered = _lab_node_report(multipathd_answers=True)
+
+    assert quiet.maps_source == "multipath-ll"
+    assert any("multipathd answered nothing" in w for w in quiet.warnings)
+    assert answered.maps_source == "multipathd-json"
+    assert not any("multipathd answered nothing" in w for w in answered.warnings)

@@ -166,6 +166,15 @@ def _maps(
         for m in parse_multipath_ll(text, notes=notes)
     ]
     maps = merge_multipath_views(from_json, from_text, scsi_device_states(sessions))
+    daemon = parse_tools_section(capture.first("tools")).get("daemon:multipathd")
+    if from_text and not from_json and daemon == "running":
+        # multipathd runs but gave no maps while multipath -ll found some: say so, or the maps
+        # would read as complete without queueing and failback.
+        warnings.append(
+            "multipathd answered nothing to `show maps json` while multipath -ll lists "
+            f"{len(from_text)} map(s): the maps lack multipathd's queueing and failback "
+            "(is multipathd reachable? it listens on an abstract socket of the host network)"
+        )
     if from_json:
         return maps, "multipathd-json"
     if from_text:

@@ -123,6 +123,7 @@ RULES: dict[str, RuleSpec] = {
         ),
         RuleSpec("ISCSI015", "warn", "iSCSI in use, iscsid not running", "S63"),
         RuleSpec("ISCSI016", "info", "iscsid.conf below the HPE CSI values", "S68 S56"),
+        RuleSpec("ISCSI017", "warn", "iscsid could not be asked: connection state Unknown", "S57"),
     )
 }
 

@@ -23,15 +23,32 @@ from kubectl_storage.core.report.findings import Finding, Severity
 
 def check_session_state(session: IscsiSession) -> list[Finding]:
     """ISCSI001 (not logged in), ISCSI002 (iscsid recovering), ISCSI003 (connection failed),
-    ISCSI013 (attached SCSI disk not running)."""
+    ISCSI013 (attached SCSI disk not running), ISCSI017 (iscsid could not be asked)."""
     findings = []
     name = session_name(session)
     session_down = session.session_state is not None and session.session_state not in LOGGED_IN
+    # iscsiadm prints "Unknown" for the connection (and iscsid's internal state) when it could
+    # not ask iscsid (open-iscsi usr/session_info.c); that says nothing about the session.
+    conn_unknown = (
+        session.source != "sysfs" and (session.connection_state or "").lower() == "unknown"
+    )
     iscsiadm_conn_down = (
         session.source != "sysfs"
         and session.connection_state is not None
         and session.connection_state not in LOGGED_IN
+        and not conn_unknown
     )
+    if conn_unknown:
+        findings.append(
+            cite(
+                "ISCSI017",
+                Severity.WARN,
+                f"{name}: iscsiadm could not ask iscsid for the connection state (Unknown); "
+                f"the session state ({session.session_state or '-'}) is the kernel's",
+                "Check that iscsid runs on the node (`systemctl status iscsid`) and answers "
+                "`iscsiadm -m session`",
+            )
+        )
     if session_down or iscsiadm_conn_down:
         findings.append(
             cite(
