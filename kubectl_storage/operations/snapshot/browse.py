@@ -28,13 +28,8 @@ from kubectl_storage.operations.snapshot.common import (
     Step,
     exec_tool,
 )
-from kubectl_storage.operations.snapshot.restore import (
-    MountPlan,
-    RestoringCommand,
-    in_snapshot,
-    mount_snapshot,
-    when_ready,
-)
+from kubectl_storage.operations.snapshot.restore import in_snapshot, mount_snapshot, when_ready
+from kubectl_storage.operations.snapshot.restoring import MountPlan, RestoringCommand
 
 log = logging.getLogger(__name__)
 
