@@ -65,6 +65,10 @@ CASES = {
         ["fio", "-s", CLASS, "-z", "1Gi", "--profile", "quick", "--runtime", "1"],
         lambda report: report["run_id"],
     ),
+    "fio --clients": (
+        ["fio", "-s", CLASS, "-z", "1Gi", "--profile", "quick", "--runtime", "1", "--clients", "2"],
+        lambda report: report["run_id"],
+    ),
     "snapshot check": (
         ["snapshot", "check", "-s", CLASS, "--snapshot-class", SNAPSHOT_CLASS],
         lambda report: report["runId"],
