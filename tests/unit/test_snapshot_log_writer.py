@@ -1,0 +1,89 @@
+"""The --under-load writer, run by the local bash the way the source pod runs it: its records are
+the ones log_prefix defines, byte for byte, and its acknowledgements say what must survive."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from kubectl_storage.core.snapshot.log_prefix import check_log, encode_record
+from kubectl_storage.core.snapshot.log_writer import (
+    LOG_FILE,
+    Ack,
+    acknowledged_before,
+    count_command,
+    parse_acks,
+    start_command,
+    stop_command,
+    writer_script,
+    written_between,
+)
+
+
+def _run_writer(tmp_path: Path, seconds: float) -> tuple[bytes, tuple[Ack, ...], str]:
+    mount, state = tmp_path / "volume", tmp_path / "state"
+    mount.mkdir()
+    state.mkdir()
+    script = writer_script(str(mount), state_dir=str(state))
+    subprocess.run(start_command(script, state_dir=str(state)), check=True, timeout=30)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:  # started: at least one record acknowledged
+        counted = subprocess.run(
+            count_command(state_dir=str(state)), capture_output=True, text=True
+        )
+        if int(counted.stdout.strip() or 0) >= 1:
+            break
+        time.sleep(0.1)
+    time.sleep(seconds)
+    stopped = subprocess.run(
+        stop_command(state_dir=str(state)), capture_output=True, text=True, check=True
+    )
+    return (mount / LOG_FILE).read_bytes(), parse_acks(stopped.stdout), stopped.stderr
+
+
+def test_the_writer_appends_the_records_log_prefix_defines(tmp_path: Path) -> None:
+    data, acks, errors = _run_writer(tmp_path, 1.0)
+
+    assert len(acks) >= 3, errors
+    assert [a.seq for a in acks] == list(range(1, len(acks) + 1))
+    for ack in acks:
+        offset = (ack.seq - 1) * 4096
+        assert data[offset : offset + 4096] == encode_record(ack.seq, ack.timestamp_ns)
+        assert ack.acked_ns >= ack.timestamp_ns
+    verdict = check_log(data, acknowledged_before_snapshot=len(acks))
+    assert verdict.ok, verdict.problems
+    assert verdict.clean_prefix >= len(acks)
+
+
+def test_the_writer_stops_when_told(tmp_path: Path) -> None:
+    data, acks, _ = _run_writer(tmp_path, 0.3)
+    time.sleep(0.5)
+
+    assert (tmp_path / "volume" / LOG_FILE).read_bytes() == data
+    assert len(data) // 4096 in (len(acks), len(acks) + 1)  # at most the record in flight
+
+
+def test_acknowledged_before_counts_the_fsync_not_the_write() -> None:
+    acks = (Ack(1, 100, 150), Ack(2, 160, 240), Ack(3, 250, 330))
+
+    assert acknowledged_before(acks, 240) == 1  # record 2's fsync returned at 240, not before
+    assert acknowledged_before(acks, 241) == 2
+    assert acknowledged_before(acks, 50) == 0
+    assert written_between(acks, 150, 331) == 3
+    assert written_between(acks, 151, 330) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "seqs"),
+    [
+        ("ack 1 10 20\nack 2 30 40\n", [1, 2]),
+        ("ack 1 10 20\nack 2 30", [1]),  # cut off mid-line when the writer was stopped
+        ("bash: warning\nack 7 1 2\n", [7]),
+        ("", []),
+    ],
+)
+def test_parse_acks(text: str, seqs: list[int]) -> None:
+    assert [a.seq for a in parse_acks(text)] == seqs
