@@ -14,6 +14,7 @@ from kubectl_storage.core.snapshot.snapshots import (
     format_age,
     quantity_bytes,
 )
+from kubectl_storage.core.snapshot.under_load import UnderLoadResult
 from kubectl_storage.render.tables import write_table
 
 
@@ -118,6 +119,8 @@ def write_check_table(report: SnapshotCheckReport, out: TextIO, wide: bool = Fal
         out.write(
             "\nAfter the snapshot the source was changed: " + "; ".join(report.changes) + ".\n"
         )
+    if report.under_load is not None:
+        _write_under_load(report.under_load, out)
     if report.problems:
         out.write("\nProblems:\n")
         out.writelines(f"  {p}\n" for p in report.problems)
@@ -139,6 +142,28 @@ def write_listing_table(report: SnapshotListing, out: TextIO, wide: bool = False
         size = format_bytes(entry.size_bytes) if not wide else str(entry.size_bytes)
         rows.append([entry.mode_text, entry.user, entry.group, size, entry.modified_text, name])
     write_table(rows, ["mode", "user", "group", "size", "modified", "name"], out, title=title)
+
+
+def _write_under_load(result: UnderLoadResult, out: TextIO) -> None:
+    """What the writer acknowledged around the cut, and what the restored log holds."""
+    before = result.acknowledged_before_snapshot
+    out.write(
+        f"\nUnder load: the writer acknowledged {result.records_acknowledged} records "
+        f"({result.log.record_size} bytes each, fsync each), {result.written_during_cut} of them "
+        f"while the snapshot was cut ({result.request_to_ready_s:.1f}s from request to "
+        "readyToUse).\n"
+    )
+    out.write(
+        f"  restored log: a clean prefix of {result.log.clean_prefix} records"
+        + (
+            f"; {before} were acknowledged before the snapshot's creationTime "
+            f"({result.creation_time})"
+            if before is not None
+            else "; the snapshot gave no creationTime, so none can be counted lost"
+        )
+        + "\n"
+    )
+    out.writelines(f"  {note}\n" for note in result.log.notes)
 
 
 def _count(n: int, one: str, many: str) -> str:

@@ -66,6 +66,14 @@ def check_command(
     timeout: TimeoutOpt = 300,
     keep: KeepOpt = False,
     dry_run: DryRunOpt = False,
+    under_load: Annotated[
+        bool,
+        typer.Option(
+            "--under-load",
+            help="Cut the snapshot while a writer appends fsynced log records; the restore "
+            "must hold a clean prefix with every record acknowledged before the snapshot.",
+        ),
+    ] = False,
 ) -> None:
     """Check that a StorageClass's snapshots restore exactly what was snapshotted.
 
@@ -73,7 +81,10 @@ def check_command(
     changes the source (modifies a file in place, appends to one, deletes one, adds one),
     restores the snapshot into a second PVC mounted read-only, and compares: the restore must
     hold the snapshot-time content and none of the later change. Exit 1 when it does not.
-    Everything created is deleted afterwards, also on Ctrl-C.
+    With --under-load a writer in the source pod appends checksummed, numbered records (fsync
+    each) while the snapshot is cut: the restored log must be a clean prefix (no hole, at most
+    the record in flight torn) holding every record acknowledged before the snapshot's
+    creationTime. Everything created is deleted afterwards, also on Ctrl-C.
 
     Examples:
 
@@ -82,6 +93,8 @@ def check_command(
         kubectl storage snapshot check -s fast --snapshot-class fast-snaps -z 10Gi
 
         kubectl storage snapshot check -s fast -o json > check.json
+
+        kubectl storage snapshot check -s fast --under-load
 
         kubectl storage snapshot check -s fast --snapshot-class fast-snaps --dry-run
     """
@@ -101,7 +114,11 @@ def check_command(
         keep=keep,
     )
     request = CheckRequest(
-        pods=pods, storage_class=storage_class, size=size, snapshot_class=snapshot_class
+        pods=pods,
+        storage_class=storage_class,
+        size=size,
+        snapshot_class=snapshot_class,
+        under_load=under_load,
     )
     report = options.execute(
         CheckCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout

@@ -41,6 +41,8 @@ from kubectl_storage.core.k8s.quantities import (
     parse_size_bytes,
 )
 from kubectl_storage.core.report.envelope import report_envelope
+from kubectl_storage.core.snapshot.log_writer import LOG_DIR
+from kubectl_storage.core.snapshot.under_load import UnderLoadResult
 
 SNAPSHOT_API_GROUP = "snapshot.storage.k8s.io"
 #: Where browse and cp pods mount the restored snapshot (read-only).
@@ -581,8 +583,10 @@ def check_size_problem(size_bytes: int) -> str | None:
     return None
 
 
+# The --under-load log has its own check (under_load.py); the file checksums leave it out.
 CHECKSUM_SCRIPT = (
-    "find . -path ./lost+found -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0 -r sha256sum"
+    f"find . \\( -path ./lost+found -o -path ./{LOG_DIR} \\) -prune -o -type f -print0 "
+    "| LC_ALL=C sort -z | xargs -0 -r sha256sum"
 )
 
 
@@ -798,11 +802,14 @@ class SnapshotCheckReport:
     files: tuple[FileVerdict, ...]
     changes: tuple[str, ...]
     setup_problems: tuple[str, ...] = field(default=())
+    #: ``--under-load``: the log written while the snapshot was cut, as restored.
+    under_load: UnderLoadResult | None = None
 
     @property
     def problems(self) -> list[str]:
         """Every reason the check failed."""
-        return list(self.setup_problems) + [f.problem for f in self.files if f.problem]
+        found = list(self.setup_problems) + [f.problem for f in self.files if f.problem]
+        return found + (self.under_load.problems if self.under_load else [])
 
     @property
     def verdict(self) -> str:
@@ -833,6 +840,7 @@ class SnapshotCheckReport:
                 "steps": [s.to_dict() for s in self.steps],
                 "changesAfterSnapshot": list(self.changes),
                 "files": [f.to_dict() for f in self.files],
+                **({"underLoad": self.under_load.to_dict()} if self.under_load else {}),
                 "problems": self.problems,
             },
         )

@@ -5,6 +5,7 @@ content and none of the change."""
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass, field
 
 from kubectl_storage.core.k8s import kinds
@@ -18,6 +19,9 @@ from kubectl_storage.core.k8s.manifests import (
 from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.core.k8s.quantities import Size
 from kubectl_storage.core.rbac import Condition
+from kubectl_storage.core.snapshot.log_writer import (
+    Ack,
+)
 from kubectl_storage.core.snapshot.snapshots import (
     SNAPSHOT_MOUNT,
     SOURCE_MOUNT,
@@ -40,6 +44,7 @@ from kubectl_storage.core.snapshot.snapshots import (
     snapshot_settled,
     write_script,
 )
+from kubectl_storage.core.snapshot.under_load import judge_under_load
 from kubectl_storage.errors import (
     ClusterError,
     UsageError,
@@ -59,6 +64,11 @@ from kubectl_storage.operations.snapshot.common import (
     wait_pod,
     wait_snapshot_ready,
 )
+from kubectl_storage.operations.snapshot.under_load import (
+    read_restored_log,
+    start_writer,
+    stop_writer,
+)
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +81,7 @@ class CheckRequest:
     storage_class: str | None = None  # None: the cluster's default class
     size: Size = field(default_factory=lambda: Size.parse("1Gi"))
     snapshot_class: str | None = None
+    under_load: bool = False  # a writer appends fsynced log records while the snapshot is cut
 
 
 @dataclass(frozen=True)
@@ -286,11 +297,22 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
         at_snapshot = parse_checksums(
             run_script(api, writer, write_script(), ns, timeout, "writing the known files")
         )
+    if request.under_load:
+        with timed(steps, "start log writer"):
+            step(f"{label}: starting the log writer (fsynced records, kept running for the cut)")
+            start_writer(api, writer, ns, timeout)
+    requested_ns = time.time_ns()
     with timed(steps, "take snapshot"):
         step(f"{label}: taking VolumeSnapshot {snapshot_name} with class {plan.snapshot_class}")
         scope.create(kinds.VOLUME_SNAPSHOT, objects.snapshot, ns, settled=snapshot_settled)
         step(f"{label}: waiting for the snapshot to be readyToUse")
         snapshot = wait_snapshot_ready(api, snapshot_name, ns, timeout)
+    ready_ns = time.time_ns()
+    acks: tuple[Ack, ...] = ()
+    if request.under_load:
+        with timed(steps, "stop log writer"):
+            acks = stop_writer(api, writer, ns, timeout)
+            step(f"{label}: the writer acknowledged {len(acks)} records")
     with timed(steps, "change source"):
         step(f"{label}: changing the source after the snapshot")
         after_change = parse_checksums(
@@ -332,6 +354,16 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
                 api, reader, checksum_script(SNAPSHOT_MOUNT), ns, timeout, "reading the restore"
             )
         )
+        under_load = None
+        if request.under_load:
+            step(f"{label}: reading the restored log")
+            under_load = judge_under_load(
+                read_restored_log(api, reader, ns, timeout),
+                acks,
+                creation_time=dig(snapshot, "status", "creationTime"),
+                requested_ns=requested_ns,
+                ready_ns=ready_ns,
+            )
     driver = str(dig(content, "spec", "driver") or "") or plan.provisioner
     report = SnapshotCheckReport(
         storage_class=plan.storage_class,
@@ -347,6 +379,7 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
         files=compare_restore(at_snapshot, after_change, in_restore),
         changes=tuple(describe_change()),
         setup_problems=tuple(plan_problems(at_snapshot, after_change)),
+        under_load=under_load,
     )
     step(f"{label}: {report.verdict} ({report.total_seconds:.0f}s)")
     return report

@@ -161,7 +161,15 @@ def exec_tool(
 def run_script(
     api: KubeApi, pod: str, script: str, namespace: str, timeout_s: float, what: str
 ) -> str:
-    outcome = exec_tool(api, pod, ["sh", "-c", script], namespace, timeout_s)
+    """Run a shell script in the pod; its stdout, or ClusterError naming ``what``."""
+    return run_tool(api, pod, ["sh", "-c", script], namespace, timeout_s, what)
+
+
+def run_tool(
+    api: KubeApi, pod: str, command: list[str], namespace: str, timeout_s: float, what: str
+) -> str:
+    """Run a command in the pod; its stdout, or ClusterError naming ``what``."""
+    outcome = exec_tool(api, pod, command, namespace, timeout_s)
     if outcome.exit_code != 0:
         raise ClusterError(
             f"{what} failed in pod {pod} (exit {outcome.exit_code}): "

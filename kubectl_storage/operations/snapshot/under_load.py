@@ -1,0 +1,74 @@
+"""`snapshot check --under-load` in the pods: start the log writer in the source pod before
+the snapshot is cut, stop it after readyToUse, and read the log back from the restore.
+The verdict is pure (core/snapshot/under_load.py)."""
+
+from __future__ import annotations
+
+import time
+
+from kubectl_storage.core.snapshot.log_writer import (
+    LOG_FILE,
+    Ack,
+    count_command,
+    parse_acks,
+    start_command,
+    stop_command,
+    writer_script,
+)
+from kubectl_storage.core.snapshot.snapshots import SNAPSHOT_MOUNT, SOURCE_MOUNT
+from kubectl_storage.errors import ClusterError
+from kubectl_storage.kube.api import KubeApi
+from kubectl_storage.kube.podstream import exec_to_sink
+from kubectl_storage.operations.snapshot.common import run_tool
+
+#: How long the writer keeps writing after readyToUse: records the restore must not hold.
+WRITES_AFTER_READY_S = 1.0
+#: Records the writer must have acknowledged before the snapshot is requested.
+RECORDS_BEFORE_CUT = 10
+
+
+def start_writer(api: KubeApi, pod: str, namespace: str, timeout_s: float) -> None:
+    """Start the log writer in the source pod and wait until it has records on disk."""
+    run_tool(
+        api, pod, start_command(writer_script(SOURCE_MOUNT)), namespace, timeout_s, "the log writer"
+    )
+    deadline = time.monotonic() + timeout_s
+    while True:
+        counted = run_tool(api, pod, count_command(), namespace, timeout_s, "the log writer")
+        if int(counted.strip() or 0) >= RECORDS_BEFORE_CUT:
+            return
+        if time.monotonic() > deadline:
+            raise ClusterError(
+                f"the log writer in pod {pod} acknowledged {counted.strip()} records in "
+                f"{timeout_s:.0f}s",
+                "Run with --keep and read /tmp/log-writer.err in the pod.",
+            )
+        time.sleep(0.3)
+
+
+def read_restored_log(api: KubeApi, pod: str, namespace: str, timeout_s: float) -> bytes:
+    """The restored log file's bytes (empty when the restore has no log)."""
+    chunks: list[bytes] = []
+    path = f"{SNAPSHOT_MOUNT}/{LOG_FILE}"
+    outcome = exec_to_sink(
+        api,
+        pod,
+        ["sh", "-c", 'if [ -f "$1" ]; then cat "$1"; fi', "sh", path],
+        chunks.append,
+        namespace=namespace,
+        timeout_s=timeout_s,
+    )
+    if outcome.exit_code != 0:
+        raise ClusterError(
+            f"reading {path} in pod {pod} failed (exit {outcome.exit_code}): "
+            + outcome.stderr.strip()[:400],
+            "Run with --keep to inspect the restored volume.",
+        )
+    return b"".join(chunks)
+
+
+def stop_writer(api: KubeApi, pod: str, namespace: str, timeout_s: float) -> tuple[Ack, ...]:
+    """Let the writer run on past readyToUse (records the restore must lack), stop it, and
+    return its acknowledgements."""
+    time.sleep(WRITES_AFTER_READY_S)
+    return parse_acks(run_tool(api, pod, stop_command(), namespace, timeout_s, "the log writer"))
