@@ -1,9 +1,9 @@
-"""Single-node Kubernetes test cluster for kubectl-storage: up / down / status.
+"""Kubernetes test cluster for kubectl-storage (one control plane, 1..N nodes): up / down / status.
 
 Everything runs as a host process started by this script, with a PID file and a log file
-under the state dir: containerd, etcd, kube-apiserver, kube-controller-manager,
-kube-scheduler, kubelet, the CSI hostpath driver and its sidecars, and the local-path
-provisioner. Binaries and images are built from the Go module proxy and Debian packages
+under the state dir: etcd, kube-apiserver, kube-controller-manager, kube-scheduler, the CSI
+sidecars and the local-path provisioner once, and per node a containerd, a kubelet and a CSI
+hostpath node plugin with its registrar. Binaries and images are built from the Go module proxy and Debian packages
 and cached by version under the cache root. See tests/cluster/README.md.
 
 stdout carries only the admin kubeconfig path (from `up`); progress goes to stderr.
@@ -48,11 +48,15 @@ ADMIN_KUBECONFIG = STATE / "admin.kubeconfig"
 KUBELET_KUBECONFIG = STATE / "kubelet.kubeconfig"
 TOOLS_BIN = STATE / "bin"  # kubectl (symlink) for developers and tests
 
-NODE = "tk8s-node"
-NODE_BRIDGE = "tk8s0"  # harness-owned interface carrying the node IP
+NODE = "tk8s-node"  # the first node; the others are tk8s-node-2, tk8s-node-3, ...
+NODE_BRIDGE = "tk8s0"  # harness-owned interface carrying the node IPs
 NODE_IP = "10.213.0.1"
 CNI_BRIDGE = "tk8s-cni0"
 POD_CIDR = "10.244.0.0/24"
+CLUSTER_POD_CIDR = "10.244.0.0/16"  # every node's pod CIDR; pods route it via their bridge
+NODE_LABEL = "kubectl-storage.test/cluster-node"  # set by each harness kubelet (=<index>)
+MAX_NODES = 200
+NODES_FILE = STATE / "node-count"  # how many nodes the last `up` started
 SERVICE_CIDR = "10.96.0.0/16"
 API = "https://127.0.0.1:6443"
 CONTAINERD_SOCK = "/run/containerd/containerd.sock"
@@ -63,6 +67,123 @@ CSI_STATE = Path("/var/lib/csi-hostpath-data")
 LOCAL_PATH_DIR = STATE / "local-path"
 CNI_CONF_DIR = STATE / "cni" / "net.d"
 CNI_IPAM_DIR = STATE / "cni" / "ipam"
+
+
+@dataclass(frozen=True)
+class Node:
+    """One kubelet of the cluster, with its own containerd, root dirs, IP, pod CIDR and bridge.
+
+    Node 1 keeps the single-node layout (names, paths and sockets as before); node i > 1 has
+    everything of its own under STATE/nodes/<name>, /var/lib/tk8s-kubelet-<i>,
+    /var/lib/tk8s-containerd-<i> and /run/tk8s-containerd-<i>."""
+
+    index: int
+
+    @property
+    def first(self) -> bool:
+        return self.index == 1
+
+    @property
+    def name(self) -> str:
+        return NODE if self.first else f"{NODE}-{self.index}"
+
+    @property
+    def ip(self) -> str:
+        return f"10.213.{self.index // 250}.{self.index % 250}"
+
+    @property
+    def pod_cidr(self) -> str:
+        return f"10.244.{self.index - 1}.0/24"
+
+    @property
+    def pod_gateway(self) -> str:
+        return f"10.244.{self.index - 1}.1"
+
+    @property
+    def cni_bridge(self) -> str:
+        return CNI_BRIDGE if self.first else f"tk8s-cni{self.index - 1}"
+
+    @property
+    def suffix(self) -> str:  # of component names (PID and log files)
+        return "" if self.first else f".{self.name}"
+
+    @property
+    def dir(self) -> Path:  # configs
+        return STATE if self.first else STATE / "nodes" / self.name
+
+    @property
+    def containerd_sock(self) -> str:
+        return CONTAINERD_SOCK if self.first else f"{self.containerd_state}/containerd.sock"
+
+    @property
+    def containerd_root(self) -> str:
+        return "/var/lib/containerd" if self.first else f"/var/lib/tk8s-containerd-{self.index}"
+
+    @property
+    def containerd_state(self) -> str:
+        return "/run/containerd" if self.first else f"/run/tk8s-containerd-{self.index}"
+
+    @property
+    def kubelet_root(self) -> Path:
+        return KUBELET_ROOT if self.first else Path(f"/var/lib/tk8s-kubelet-{self.index}")
+
+    @property
+    def kubeconfig(self) -> Path:
+        return KUBELET_KUBECONFIG if self.first else self.dir / "kubelet.kubeconfig"
+
+    @property
+    def csi_sock(self) -> Path:
+        return self.kubelet_root / "plugins" / "csi-hostpath" / "csi.sock"
+
+    @property
+    def cni_conf_dir(self) -> Path:
+        return CNI_CONF_DIR if self.first else self.dir / "cni" / "net.d"
+
+    @property
+    def cni_ipam_dir(self) -> Path:
+        return CNI_IPAM_DIR if self.first else self.dir / "cni" / "ipam"
+
+    @property
+    def cgroup_root(self) -> str:
+        # kubelets must not share one: each removes the pod cgroups it does not know
+        return "/" if self.first else f"/tk8s-{self.name}"
+
+    @property
+    def pod_logs_dir(self) -> str:
+        return "/var/log/pods" if self.first else f"/var/log/tk8s-pods/{self.name}"
+
+    @property
+    def local_path_dir(self) -> Path:  # local-path volumes of this node (node-local storage)
+        return LOCAL_PATH_DIR if self.first else STATE / f"local-path-{self.name}"
+
+    def ctr(self) -> list[str]:
+        return ["ctr", "--address", self.containerd_sock]
+
+
+def nodes_of(n: int) -> list[Node]:
+    return [Node(i) for i in range(1, n + 1)]
+
+
+def node_by_name(name: str) -> Node:
+    for i in range(1, MAX_NODES + 1):
+        if Node(i).name == name:
+            return Node(i)
+    raise HarnessError(f"{name} is not a node of this harness ({NODE}, {NODE}-2, ...)")
+
+
+def recorded_nodes() -> int:
+    """The node count of the last `up`, at least the highest node with a PID file."""
+    try:
+        n = int(NODES_FILE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        n = 1
+    for pidfile in RUN.glob(f"*.{NODE}-*.pid") if RUN.exists() else []:
+        try:
+            n = max(n, int(pidfile.name.rsplit("-", 1)[1].split(".")[0]))
+        except ValueError:
+            pass
+    return n
+
 
 APT_PACKAGES = {
     # package: a file it installs (presence check, no dpkg lock needed on a warm machine)
@@ -429,15 +550,22 @@ def pause_source() -> Path:
     return p
 
 
-def ensure_network() -> None:
+def ensure_network(nodes: list[Node]) -> None:
     links = run("ip", "-o", "link", "show", capture=True).stdout
     if f": {NODE_BRIDGE}:" not in links and f": {NODE_BRIDGE}@" not in links:
-        log(f"creating bridge {NODE_BRIDGE} with node IP {NODE_IP}")
+        log(f"creating bridge {NODE_BRIDGE} for the node IPs")
         run("ip", "link", "add", NODE_BRIDGE, "type", "bridge")
     addrs = run("ip", "-o", "addr", "show", "dev", NODE_BRIDGE, capture=True).stdout
-    if f" {NODE_IP}/" not in addrs:
-        run("ip", "addr", "add", f"{NODE_IP}/32", "dev", NODE_BRIDGE)
+    for node in nodes:
+        if f" {node.ip}/" not in addrs:
+            run("ip", "addr", "add", f"{node.ip}/32", "dev", NODE_BRIDGE)
     run("ip", "link", "set", NODE_BRIDGE, "up")
+    # every kubelet (its cAdvisor watches all cgroups) and containerd takes inotify instances and
+    # watches; the default of 128 instances per user is meant for one of each (not measured here)
+    for key, want in (("max_user_instances", 8192), ("max_user_watches", 1048576)):
+        f = Path("/proc/sys/fs/inotify") / key
+        if len(nodes) > 1 and f.exists() and int(f.read_text()) < want:
+            f.write_text(f"{want}\n")
     for k in ("net/bridge/bridge-nf-call-iptables",):
         p = Path("/proc/sys") / k
         if not p.exists():
@@ -451,7 +579,7 @@ def openssl(*args) -> None:
     run("openssl", *args, capture=True)
 
 
-def ensure_pki() -> None:
+def ensure_pki(nodes: list[Node]) -> None:
     PKI.mkdir(parents=True, exist_ok=True)
     os.chmod(PKI, 0o700)
     ca_key, ca_crt = PKI / "ca.key", PKI / "ca.crt"
@@ -522,7 +650,12 @@ def ensure_pki() -> None:
         openssl("genrsa", "-out", PKI / "sa.key", "2048")
         openssl("rsa", "-in", PKI / "sa.key", "-pubout", "-out", PKI / "sa.pub")
     write_kubeconfig(ADMIN_KUBECONFIG, "admin", "kubernetes-admin")
-    write_kubeconfig(KUBELET_KUBECONFIG, "kubelet", f"system:node:{NODE}")
+    for node in nodes:
+        certname = "kubelet" if node.first else f"kubelet-{node.name}"
+        cert(certname, f"/O=system:nodes/CN=system:node:{node.name}", client)
+        node.dir.mkdir(parents=True, exist_ok=True)
+        if not node.kubeconfig.exists():
+            write_kubeconfig(node.kubeconfig, certname, f"system:node:{node.name}")
 
 
 def write_kubeconfig(path: Path, certname: str, user: str) -> None:
@@ -567,19 +700,21 @@ def can_lower_oom_score_adj() -> bool:
     return False
 
 
-def write_configs() -> None:
+def write_configs(node: Node) -> None:
     restrict_oom = not can_lower_oom_score_adj()
-    (STATE / "containerd").mkdir(parents=True, exist_ok=True)
-    CNI_CONF_DIR.mkdir(parents=True, exist_ok=True)
-    CNI_IPAM_DIR.mkdir(parents=True, exist_ok=True)
-    (STATE / "containerd" / "config.toml").write_text(
+    (node.dir / "containerd").mkdir(parents=True, exist_ok=True)
+    node.cni_conf_dir.mkdir(parents=True, exist_ok=True)
+    node.cni_ipam_dir.mkdir(parents=True, exist_ok=True)
+    # runc's state of node i > 1 lives under its own state dir (the default is shared)
+    runc_root = "" if node.first else f"{node.containerd_state}/runc"
+    (node.dir / "containerd" / "config.toml").write_text(
         textwrap.dedent(f"""\
         # written by tests/cluster/harness.py
         version = 2
-        root = "/var/lib/containerd"
-        state = "/run/containerd"
+        root = "{node.containerd_root}"
+        state = "{node.containerd_state}"
         [grpc]
-          address = "{CONTAINERD_SOCK}"
+          address = "{node.containerd_sock}"
         [plugins."io.containerd.grpc.v1.cri"]
           sandbox_image = "{images.PAUSE_IMAGE}"
           # This machine's root lacks CAP_SYS_RESOURCE, so runc cannot lower oom_score_adj
@@ -592,14 +727,17 @@ def write_configs() -> None:
               runtime_type = "io.containerd.runc.v2"
               [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
                 SystemdCgroup = false
+                Root = "{runc_root}"
           [plugins."io.containerd.grpc.v1.cri".cni]
             bin_dir = "/usr/lib/cni"
-            conf_dir = "{CNI_CONF_DIR}"
+            conf_dir = "{node.cni_conf_dir}"
         """)
     )
-    # Pods get an address on a host-only bridge; no default route and no masquerading, so
-    # nothing a pod sends can leave the machine. The bridge IP lets the kubelet probe pods.
-    (CNI_CONF_DIR / "10-tk8s.conflist").write_text(
+    # Pods get an address on a host-only bridge per node; no default route and no
+    # masquerading, so nothing a pod sends can leave the machine. The bridge IP lets the kubelet
+    # probe pods, and the route to all pod CIDRs through it lets pods reach pods on other nodes
+    # (the host forwards between the bridges).
+    (node.cni_conf_dir / "10-tk8s.conflist").write_text(
         json.dumps(
             {
                 "cniVersion": "1.0.0",
@@ -607,15 +745,16 @@ def write_configs() -> None:
                 "plugins": [
                     {
                         "type": "bridge",
-                        "bridge": CNI_BRIDGE,
+                        "bridge": node.cni_bridge,
                         "isGateway": True,
                         "isDefaultGateway": False,
                         "ipMasq": False,
                         "hairpinMode": True,
                         "ipam": {
                             "type": "host-local",
-                            "dataDir": str(CNI_IPAM_DIR),
-                            "ranges": [[{"subnet": POD_CIDR}]],
+                            "dataDir": str(node.cni_ipam_dir),
+                            "ranges": [[{"subnet": node.pod_cidr}]],
+                            "routes": [{"dst": CLUSTER_POD_CIDR, "gw": node.pod_gateway}],
                         },
                     }
                 ],
@@ -625,15 +764,20 @@ def write_configs() -> None:
     )
     fstype = run("stat", "-f", "-c", "%T", "/var/lib", capture=True).stdout.strip()
     lsci = fstype not in ("overlayfs", "9p", "btrfs", "zfs", "tmpfs", "fuseblk", "v9fs")
-    KUBELET_ROOT.mkdir(parents=True, exist_ok=True)
-    (STATE / "kubelet.yaml").write_text(
+    node.kubelet_root.mkdir(parents=True, exist_ok=True)
+    extra: dict = {}
+    if not node.first:
+        extra = {"cgroupRoot": node.cgroup_root, "podLogsDir": node.pod_logs_dir}
+        ensure_cgroup(node.cgroup_root)
+        Path(node.pod_logs_dir).mkdir(parents=True, exist_ok=True)
+    (node.dir / "kubelet.yaml").write_text(
         json.dumps(
             {
                 "apiVersion": "kubelet.config.k8s.io/v1beta1",
                 "kind": "KubeletConfiguration",
                 "cgroupDriver": "cgroupfs",
                 "failCgroupV1": False,
-                "containerRuntimeEndpoint": f"unix://{CONTAINERD_SOCK}",
+                "containerRuntimeEndpoint": f"unix://{node.containerd_sock}",
                 "failSwapOn": False,
                 "authentication": {
                     "anonymous": {"enabled": False},
@@ -653,16 +797,33 @@ def write_configs() -> None:
                 "localStorageCapacityIsolation": lsci,
                 "protectKernelDefaults": False,
                 "serializeImagePulls": False,
-                "address": NODE_IP,
-                "healthzBindAddress": "127.0.0.1",
+                "address": node.ip,
+                # one healthz port per IP: node 1 keeps loopback, the others use their node IP
+                "healthzBindAddress": "127.0.0.1" if node.first else node.ip,
                 "readOnlyPort": 0,
                 "staticPodPath": "",
                 "resolvConf": "/etc/resolv.conf",
                 "maxPods": 110,
+                **extra,
             },
             indent=1,
         )
     )
+
+
+def ensure_cgroup(path: str) -> None:
+    """Create a cgroup (v1: in every hierarchy) for a kubelet's cgroupRoot, which must exist."""
+    base = Path("/sys/fs/cgroup")
+    rel = path.strip("/")
+    for hier in sorted(base.iterdir()):
+        if not (hier / "cgroup.procs").exists():
+            continue
+        d = hier / rel
+        d.mkdir(exist_ok=True)
+        if hier.name == "cpuset":  # a new cpuset starts empty; tasks cannot join it then
+            for f in ("cpuset.cpus", "cpuset.mems"):
+                if not (d / f).read_text().strip():
+                    (d / f).write_text((hier / f).read_text())
 
 
 # ------------------------------------------------------------------ components
@@ -755,56 +916,69 @@ def control_plane() -> list[Component]:
     ]
 
 
-def containerd_component() -> Component:
+def containerd_component(node: Node) -> Component:
     return Component(
-        "containerd",
-        ["/usr/bin/containerd", "--config", STATE / "containerd" / "config.toml"],
-        ready=lambda: (
-            run("ctr", "--address", CONTAINERD_SOCK, "version", capture=True, timeout=5).returncode
-            == 0
-        ),
+        "containerd" + node.suffix,
+        ["/usr/bin/containerd", "--config", node.dir / "containerd" / "config.toml"],
+        ready=lambda: run(*node.ctr(), "version", capture=True, timeout=5).returncode == 0,
     )
 
 
-def kubelet_component() -> Component:
+EXTRA_NODE_TAINT = "kubectl-storage.test/extra-node=true:NoSchedule"
+
+
+def kubelet_component(node: Node, tainted: bool = False) -> Component:
+    """tainted: register with EXTRA_NODE_TAINT (see `up --taint-nodes-from`)."""
     return Component(
-        "kubelet",
+        "kubelet" + node.suffix,
         [
             K8S_BIN / "kubelet",
-            f"--config={STATE / 'kubelet.yaml'}",
-            f"--kubeconfig={KUBELET_KUBECONFIG}",
-            f"--hostname-override={NODE}",
-            f"--node-ip={NODE_IP}",
-            f"--root-dir={KUBELET_ROOT}",
+            f"--config={node.dir / 'kubelet.yaml'}",
+            f"--kubeconfig={node.kubeconfig}",
+            f"--hostname-override={node.name}",
+            f"--node-ip={node.ip}",
+            f"--root-dir={node.kubelet_root}",
+            f"--node-labels={NODE_LABEL}={node.index}",
+            *([f"--register-with-taints={EXTRA_NODE_TAINT}"] if tainted else []),
             "--v=2",
         ],
     )
+
+
+def node_plugin_components(node: Node) -> list[Component]:
+    """The CSI hostpath driver as this node's plugin (node 1's instance also serves the
+    controller calls of the sidecars) and its kubelet registrar. Every instance uses the same
+    state dir, so a volume is reachable from every node, like network storage."""
+    s = storage_bins()
+    return [
+        Component(
+            "tk8s-hostpath" + node.suffix,
+            [
+                s["tk8s-hostpath"],
+                f"--endpoint=unix://{node.csi_sock}",
+                f"--drivername={CSI_DRIVER}",
+                f"--nodeid={node.name}",
+                f"--statedir={CSI_STATE}",
+            ],
+            ready=lambda: node.csi_sock.is_socket(),
+        ),
+        Component(
+            "tk8s-registrar" + node.suffix,
+            [
+                s["tk8s-registrar"],
+                f"--driver={CSI_DRIVER}",
+                f"--kubelet-registration-path={node.csi_sock}",
+                f"--plugin-registration-path={node.kubelet_root / 'plugins_registry'}",
+            ],
+        ),
+    ]
 
 
 def storage_components() -> list[Component]:
     s = storage_bins()
     k = f"--kubeconfig={ADMIN_KUBECONFIG}"
     return [
-        Component(
-            "tk8s-hostpath",
-            [
-                s["tk8s-hostpath"],
-                f"--endpoint=unix://{CSI_SOCK}",
-                f"--drivername={CSI_DRIVER}",
-                f"--nodeid={NODE}",
-                f"--statedir={CSI_STATE}",
-            ],
-            ready=lambda: CSI_SOCK.is_socket(),
-        ),
-        Component(
-            "tk8s-registrar",
-            [
-                s["tk8s-registrar"],
-                f"--driver={CSI_DRIVER}",
-                f"--kubelet-registration-path={CSI_SOCK}",
-                f"--plugin-registration-path={KUBELET_ROOT / 'plugins_registry'}",
-            ],
-        ),
+        *node_plugin_components(Node(1)),
         Component(
             "csi-provisioner",
             [
@@ -883,6 +1057,11 @@ ALL_NAMES = [
     "csi-resizer",
     "local-path-provisioner",
 ]
+NODE_NAMES = ("containerd", "kubelet", "tk8s-hostpath", "tk8s-registrar")  # per node i > 1
+
+
+def node_component_names(node: Node) -> list[str]:
+    return [n + node.suffix for n in NODE_NAMES]
 
 
 # ------------------------------------------------------------------ cluster objects
@@ -944,7 +1123,7 @@ metadata:
   namespace: local-path-storage
 data:
   config.json: |-
-    {{"nodePathMap": [{{"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": ["{LOCAL_PATH_DIR}"]}}]}}
+    {{node_path_map}}
   setup: |-
     #!/bin/sh
     set -eu
@@ -970,7 +1149,16 @@ data:
 """
 
 
-def apply_storage_objects() -> None:
+def storage_objects(nodes: list[Node]) -> str:
+    # local-path is the node-local class: each node has its own directory, and the provisioner
+    # pins every PV to its node (nodeAffinity), so a pod cannot take its data elsewhere. Nodes
+    # not listed (a guest joined from outside) get node 1's path, as before.
+    paths = [{"node": "DEFAULT_PATH_FOR_NON_LISTED_NODES", "paths": [str(LOCAL_PATH_DIR)]}]
+    paths += [{"node": n.name, "paths": [str(n.local_path_dir)]} for n in nodes if not n.first]
+    return STORAGE_OBJECTS.replace("{node_path_map}", json.dumps({"nodePathMap": paths}))
+
+
+def apply_storage_objects(nodes: list[Node]) -> None:
     crds = storage_bins()["snapshot-crds"]
     kubectl("apply", "-f", crds)
     kubectl(
@@ -986,14 +1174,14 @@ def apply_storage_objects() -> None:
             )
         ],
     )
-    kubectl("apply", "-f", "-", input=STORAGE_OBJECTS)
+    kubectl("apply", "-f", "-", input=storage_objects(nodes))
 
 
-def node_ready() -> bool:
+def node_ready(name: str = NODE) -> bool:
     out = kubectl(
         "get",
         "node",
-        NODE,
+        name,
         "-o",
         "jsonpath={.status.conditions[?(@.type=='Ready')].status}",
         check=False,
@@ -1002,9 +1190,9 @@ def node_ready() -> bool:
     return out.returncode == 0 and out.stdout.strip() == "True"
 
 
-def csinode_has_driver() -> bool:
+def csinode_has_driver(name: str = NODE) -> bool:
     out = kubectl(
-        "get", "csinode", NODE, "-o", "jsonpath={.spec.drivers[*].name}", check=False, timeout=10
+        "get", "csinode", name, "-o", "jsonpath={.spec.drivers[*].name}", check=False, timeout=10
     )
     return CSI_DRIVER in out.stdout.split()
 
@@ -1031,6 +1219,7 @@ kind: Pod
 metadata: {{name: writer}}
 spec:
   restartPolicy: Never
+  nodeSelector: {{kubernetes.io/hostname: {node}}}
   containers:
   - name: w
     image: {toolbox}
@@ -1039,6 +1228,22 @@ spec:
   volumes:
   - {{name: a, persistentVolumeClaim: {{claimName: hostpath}}}}
   - {{name: b, persistentVolumeClaim: {{claimName: localpath}}}}
+"""
+
+SMOKE_READER = """
+apiVersion: v1
+kind: Pod
+metadata: {{name: reader}}
+spec:
+  restartPolicy: Never
+  nodeSelector: {{kubernetes.io/hostname: {node}}}
+  containers:
+  - name: r
+    image: {toolbox}
+    command: [sh, -c, "grep -qx smoke /a/f"]
+    volumeMounts: [{{name: a, mountPath: /a}}]
+  volumes:
+  - {{name: a, persistentVolumeClaim: {{claimName: hostpath}}}}
 """
 
 SMOKE_SNAPSHOT = """
@@ -1051,14 +1256,18 @@ spec:
 """
 
 
-def smoke_test() -> None:
-    """PVCs in both classes bind, a toolbox pod writes to both, a snapshot becomes ready."""
+def smoke_test(nodes: list[Node]) -> None:
+    """PVCs in both classes bind, a toolbox pod on the last node writes to both, a pod on the
+    first node reads the shared volume (with more than one node), a snapshot becomes ready."""
     ns = f"tk8s-smoke-{int(time.time())}"
     t0 = time.monotonic()
     log(f"verifying storage in namespace {ns}")
     kubectl("create", "namespace", ns)
     try:
-        kubectl("-n", ns, "apply", "-f", "-", input=SMOKE.format(toolbox=images.toolbox_image()))
+        toolbox = images.toolbox_image()
+        kubectl(
+            "-n", ns, "apply", "-f", "-", input=SMOKE.format(toolbox=toolbox, node=nodes[-1].name)
+        )
         try:
             kubectl(
                 "-n",
@@ -1077,6 +1286,25 @@ def smoke_test() -> None:
             raise HarnessError(
                 f"storage smoke test: writer pod did not succeed: {e}\n{desc[-3000:]}"
             ) from None
+        if len(nodes) > 1:
+            reader = SMOKE_READER.format(toolbox=toolbox, node=nodes[0].name)
+            kubectl("-n", ns, "apply", "-f", "-", input=reader)
+            try:
+                kubectl(
+                    "-n",
+                    ns,
+                    "wait",
+                    "--for=jsonpath={.status.phase}=Succeeded",
+                    "pod/reader",
+                    "--timeout=120s",
+                    timeout=140,
+                )
+            except HarnessError as e:
+                desc = kubectl("-n", ns, "describe", "pod/reader", check=False).stdout
+                raise HarnessError(
+                    f"storage smoke test: {nodes[0].name} did not read what {nodes[-1].name} "
+                    f"wrote to the shared volume: {e}\n{desc[-3000:]}"
+                ) from None
         kubectl("-n", ns, "apply", "-f", "-", input=SMOKE_SNAPSHOT)
         try:
             kubectl(
@@ -1101,9 +1329,29 @@ def smoke_test() -> None:
 # ------------------------------------------------------------------ up / down / status
 
 
+def wanted_nodes(args) -> int:
+    """--nodes, else TESTCLUSTER_NODES, else as many as the last `up` started (so a plain `up`
+    from a test fixture never shrinks a running multi-node cluster), else 1."""
+    n = getattr(args, "nodes", None)
+    if n is None and os.environ.get("TESTCLUSTER_NODES"):
+        try:
+            n = int(os.environ["TESTCLUSTER_NODES"])
+        except ValueError:
+            raise HarnessError(
+                f"TESTCLUSTER_NODES={os.environ['TESTCLUSTER_NODES']!r} is not a number"
+            ) from None
+    if n is None:
+        n = recorded_nodes()
+    if not 1 <= n <= MAX_NODES:
+        raise HarnessError(f"--nodes must be between 1 and {MAX_NODES}, not {n}")
+    return n
+
+
 def up(args) -> int:
     ensure_root()
     t0 = time.monotonic()
+    n = wanted_nodes(args)
+    nodes = nodes_of(n)
     ensure_packages()
     ensure_go()
     check_host()
@@ -1128,9 +1376,12 @@ def up(args) -> int:
     for name, p in storage_bins().items():
         if not p.exists():
             raise HarnessError(f"{name} missing at {p}: run without --no-build")
-    ensure_network()
-    ensure_pki()
-    write_configs()
+    for extra in range(recorded_nodes(), n, -1):  # fewer nodes than before
+        remove_node(Node(extra))
+    ensure_network(nodes)
+    ensure_pki(nodes)
+    for node in nodes:
+        write_configs(node)
     TOOLS_BIN.mkdir(parents=True, exist_ok=True)
     link = TOOLS_BIN / "kubectl"
     if not link.is_symlink() or os.readlink(link) != str(K8S_BIN / "kubectl"):
@@ -1138,27 +1389,51 @@ def up(args) -> int:
         link.symlink_to(K8S_BIN / "kubectl")
 
     started = driver_started = False
-    c = containerd_component()
-    if running(c.name) is None and Path(CONTAINERD_SOCK).exists() and port_is_containerd():
-        raise HarnessError(
-            f"a containerd not started by this harness is serving {CONTAINERD_SOCK}; stop it first"
-        )
-    started |= start(c)
-    wait_for("containerd", c.ready, 60, c.logfile, c.name)
-    ctr = ["ctr", "--address", CONTAINERD_SOCK]
-    images.ensure_images(CACHE, pause_source(), ctr)
+    for node in nodes:
+        c = containerd_component(node)
+        if (
+            running(c.name) is None
+            and Path(node.containerd_sock).exists()
+            and port_is_containerd(node)
+        ):
+            raise HarnessError(
+                f"a containerd not started by this harness is serving {node.containerd_sock}; stop it first"
+            )
+        started |= start(c)
+    for node in nodes:
+        c = containerd_component(node)
+        wait_for(c.name, c.ready, 60, c.logfile, c.name)
+        marker_dir = None if node.first else node.dir / "images"
+        images.ensure_images(CACHE, pause_source(), node.ctr(), marker_dir=marker_dir)
 
     for c in control_plane():
         started |= start(c)
         if c.ready:
             wait_for(c.name, c.ready, c.ready_timeout, c.logfile, c.name)
-    kl = kubelet_component()
-    started |= start(kl)
-    wait_for(f"node {NODE} Ready", node_ready, 180, kl.logfile, kl.name, interval=1)
-    log(f"node {NODE} Ready")
+    taint_from = args.taint_nodes_from or MAX_NODES + 1
+    for node in nodes:
+        started |= start(kubelet_component(node, tainted=node.index >= taint_from))
+    for node in nodes:
+        kl = kubelet_component(node)
+        wait_for(
+            f"node {node.name} Ready",
+            lambda node=node: node_ready(node.name),
+            180,
+            kl.logfile,
+            kl.name,
+            interval=1,
+        )
+    log(f"{n} node(s) Ready: {', '.join(x.name for x in nodes)}")
+    # the kubelets set the label at registration; a node registered before it existed gets it here
+    for node in nodes:
+        kubectl("label", "node", node.name, f"{NODE_LABEL}={node.index}", "--overwrite")
+    NODES_FILE.write_text(f"{n}\n")
 
-    apply_storage_objects()
-    for c in storage_components():
+    apply_storage_objects(nodes)
+    components = storage_components()
+    for node in nodes[1:]:
+        components += node_plugin_components(node)
+    for c in components:
         if c.name in CSI_SIDECARS and driver_started:
             stop(
                 c.name
@@ -1169,31 +1444,32 @@ def up(args) -> int:
             driver_started = s
         if c.ready:
             wait_for(c.name, c.ready, 30, c.logfile, c.name)
-    wait_for(
-        f"CSINode {NODE} to list {CSI_DRIVER}",
-        csinode_has_driver,
-        60,
-        LOGS / "kubelet.log",
-        "kubelet",
-    )
+    for node in nodes:
+        wait_for(
+            f"CSINode {node.name} to list {CSI_DRIVER}",
+            lambda node=node: csinode_has_driver(node.name),
+            60,
+            LOGS / f"kubelet{node.suffix}.log",
+            f"kubelet{node.suffix}",
+        )
     time.sleep(1)
-    for c in storage_components():  # crash-looping sidecars show up here
+    for c in components:  # crash-looping sidecars show up here
         if not running(c.name):
             raise HarnessError(f"{c.name} exited; last log lines:\n{tail(c.logfile)}")
     if started or args.verify:
-        smoke_test()
+        smoke_test(
+            [x for x in nodes if x.index < taint_from]
+        )  # pods of its own cannot go to tainted nodes
     else:
         log("everything was already running")
-    log(f"cluster up in {time.monotonic() - t0:.0f}s")
+    log(f"cluster up in {time.monotonic() - t0:.0f}s ({n} node(s))")
     log(f"export KUBECONFIG={ADMIN_KUBECONFIG} PATH={TOOLS_BIN}:$PATH")
     print(ADMIN_KUBECONFIG)
     return 0
 
 
-def port_is_containerd() -> bool:
-    r = subprocess.run(
-        ["ctr", "--address", CONTAINERD_SOCK, "version"], capture_output=True, timeout=5
-    )
+def port_is_containerd(node: Node) -> bool:
+    r = subprocess.run([*node.ctr(), "version"], capture_output=True, timeout=5)
     return r.returncode == 0
 
 
@@ -1219,15 +1495,15 @@ def unmount_all(*prefixes: str) -> None:
         log(f"warning: still mounted: {left[:5]}")
 
 
-def kill_containers() -> None:
-    """Stop every container of the k8s.io namespace (shims outlive containerd otherwise)."""
-    ctr = ["ctr", "--address", CONTAINERD_SOCK, "-n", "k8s.io"]
+def kill_containers(node: Node) -> None:
+    """Stop every container of the node's k8s.io namespace (shims outlive containerd otherwise)."""
+    ctr = [*node.ctr(), "-n", "k8s.io"]
     r = subprocess.run([*ctr, "tasks", "ls", "-q"], capture_output=True, text=True, timeout=30)
     if r.returncode != 0:
         return
     tasks = r.stdout.split()
     if tasks:
-        log(f"killing {len(tasks)} containers")
+        log(f"killing {len(tasks)} containers of {node.name}")
     for t in tasks:
         subprocess.run([*ctr, "tasks", "kill", "-s", "SIGKILL", t], capture_output=True, timeout=30)
     for t in tasks:
@@ -1237,15 +1513,71 @@ def kill_containers() -> None:
         subprocess.run([*ctr, "containers", "delete", cid], capture_output=True, timeout=60)
 
 
+def stop_node(node: Node, purge: bool = False) -> None:
+    """Stop a node i > 1: plugin, kubelet, its containers and mounts, its containerd."""
+    for name in reversed(node_component_names(node)[1:]):
+        stop(name)
+    if running("containerd" + node.suffix):
+        kill_containers(node)
+        if purge:
+            ctr = [*node.ctr(), "-n", "k8s.io"]
+            refs = subprocess.run(
+                [*ctr, "images", "ls", "-q"], capture_output=True, text=True
+            ).stdout.split()
+            if refs:
+                subprocess.run([*ctr, "images", "rm", *refs], capture_output=True)
+    unmount_all(str(node.kubelet_root) + "/", node.containerd_state + "/")
+    stop("containerd" + node.suffix)
+    if node.cni_ipam_dir.exists():
+        for f in node.cni_ipam_dir.glob("*/*"):
+            if f.name[0].isdigit():
+                f.unlink(missing_ok=True)
+    subprocess.run(["ip", "link", "del", node.cni_bridge], capture_output=True)
+    subprocess.run(["ip", "addr", "del", f"{node.ip}/32", "dev", NODE_BRIDGE], capture_output=True)
+
+
+def remove_node(node: Node) -> None:
+    """`up --nodes` with fewer nodes than before: stop the node and delete its Node object
+    (the pod garbage collector then deletes the pods that were bound to it)."""
+    import shutil
+
+    log(f"removing node {node.name}")
+    stop_node(node, purge=True)
+    if running("kube-apiserver"):
+        kubectl("delete", "node", node.name, "--ignore-not-found", "--wait=false", check=False)
+    # its images alone take ~1.5 GB; a later `up --nodes` recreates everything
+    unmount_all(str(node.kubelet_root) + "/", node.containerd_root + "/")
+    for d in (node.kubelet_root, node.containerd_root, node.dir, node.pod_logs_dir):
+        shutil.rmtree(d, ignore_errors=True)
+    remove_cgroup(node.cgroup_root)
+
+
+def remove_cgroup(path: str) -> None:
+    """Remove a node's cgroup root (empty now) and what its kubelet made below, deepest first."""
+    for hier in Path("/sys/fs/cgroup").iterdir():
+        top = hier / path.strip("/")
+        if not top.is_dir() or top == hier:
+            continue
+        for d, _subdirs, _files in sorted(os.walk(top), key=lambda w: -w[0].count("/")):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+
+
 def down(args) -> int:
     ensure_root()
+    nodes = nodes_of(recorded_nodes())
+    for node in reversed(nodes[1:]):
+        stop_node(node, purge=args.purge)
     for name in reversed(ALL_NAMES[ALL_NAMES.index("tk8s-hostpath") :]):
         stop(name)
     stop("kubelet")
+    first = Node(1)
     if running("containerd"):
-        kill_containers()
+        kill_containers(first)
         if args.purge:
-            ctr = ["ctr", "--address", CONTAINERD_SOCK, "-n", "k8s.io"]
+            ctr = [*first.ctr(), "-n", "k8s.io"]
             refs = subprocess.run(
                 [*ctr, "images", "ls", "-q"], capture_output=True, text=True
             ).stdout.split()
@@ -1270,21 +1602,144 @@ def down(args) -> int:
     if args.purge:
         import shutil
 
+        others = [n for n in nodes if not n.first]
+        extra = [str(n.kubelet_root) for n in others] + [n.containerd_root for n in others]
         log(
-            f"removing cluster state: {STATE}, {KUBELET_ROOT}, {CSI_STATE} (build cache {CACHE} is kept)"
+            f"removing cluster state: {STATE}, {KUBELET_ROOT}, {CSI_STATE}"
+            + (f", {len(others)} more nodes' roots" if others else "")
+            + f" (build cache {CACHE} is kept)"
         )
-        unmount_all(str(KUBELET_ROOT) + "/", str(STATE) + "/")
-        for d in (STATE, KUBELET_ROOT, CSI_STATE):
+        unmount_all(str(KUBELET_ROOT) + "/", str(STATE) + "/", *(e + "/" for e in extra))
+        for d in (STATE, KUBELET_ROOT, CSI_STATE, *extra):
             shutil.rmtree(d, ignore_errors=True)
+        for n in others:
+            shutil.rmtree(n.pod_logs_dir, ignore_errors=True)
     log("cluster stopped")
+    return 0
+
+
+def node_cmd(args) -> int:
+    """`node stop|start NAME`: stop or start one node's kubelet (its containers keep running,
+    as when a kubelet dies on a real node); for tests of NotReady nodes."""
+    ensure_root()
+    node = node_by_name(args.name)
+    if node.index > recorded_nodes():
+        raise HarnessError(f"{node.name} is not part of the running cluster")
+    kl = kubelet_component(node)
+    if args.action == "stop":
+        stop(kl.name)
+        log(f"kubelet of {node.name} stopped")
+        return 0
+    start(kl)
+    wait_for(
+        f"node {node.name} Ready",
+        lambda: node_ready(node.name),
+        180,
+        kl.logfile,
+        kl.name,
+        interval=1,
+    )
+    log(f"node {node.name} Ready")
+    return 0
+
+
+def _proc_children() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                ppid = int(d.joinpath("stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            children.setdefault(ppid, []).append(int(d.name))
+    return children
+
+
+def cluster_pids() -> dict[str, list[int]]:
+    """PIDs by group: each component, and "pods" (containerd shims and everything under them)."""
+    children = _proc_children()
+    groups: dict[str, list[int]] = {}
+    names = list(ALL_NAMES)
+    for node in nodes_of(recorded_nodes())[1:]:
+        names += node_component_names(node)
+    for name in names:
+        pid = running(name)
+        if pid:
+            groups[name] = [pid]
+    shims = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                exe = d.joinpath("cmdline").read_bytes().split(b"\0")[0]
+            except OSError:
+                continue
+            if exe.endswith(b"containerd-shim-runc-v2"):
+                shims.append(int(d.name))
+    pods, todo = [], list(shims)
+    while todo:
+        pid = todo.pop()
+        pods.append(pid)
+        todo += children.get(pid, [])
+    groups["pods"] = pods
+    return groups
+
+
+def _mem_kib(pid: int) -> tuple[int, int]:
+    """(RSS, PSS) of a process in KiB (0, 0 if it is gone)."""
+    rss = pss = 0
+    try:
+        for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Rss:"):
+                rss = int(line.split()[1])
+            elif line.startswith("Pss:"):
+                pss = int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return rss, pss
+
+
+def _cpu_ticks(pid: int) -> int:
+    try:
+        f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return int(f[11]) + int(f[12])  # utime + stime
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def usage(args) -> int:
+    """Memory (RSS and PSS) and CPU over an interval of every cluster process (for the README)."""
+    groups = cluster_pids()
+    pids = sorted({p for ps in groups.values() for p in ps})
+    t0, before = time.monotonic(), {p: _cpu_ticks(p) for p in pids}
+    time.sleep(args.seconds)
+    elapsed = time.monotonic() - t0
+    hz = os.sysconf("SC_CLK_TCK")
+    rows = []
+    for name, ps in groups.items():
+        rss = sum(_mem_kib(p)[0] for p in ps)
+        pss = sum(_mem_kib(p)[1] for p in ps)
+        cpu = sum(max(0, _cpu_ticks(p) - before.get(p, 0)) for p in ps) / hz / elapsed
+        rows.append((name, len(ps), rss, pss, cpu))
+    print(f"{'process group':36} {'procs':>5} {'RSS MiB':>8} {'PSS MiB':>8} {'CPU %':>6}")
+    for name, n, rss, pss, cpu in rows:
+        print(f"{name:36} {n:5} {rss / 1024:8.0f} {pss / 1024:8.0f} {cpu * 100:6.1f}")
+    total = [sum(r[i] for r in rows) for i in (1, 2, 3, 4)]
+    print(
+        f"{'total (' + str(recorded_nodes()) + ' nodes)':36} {total[0]:5} {total[1] / 1024:8.0f} "
+        f"{total[2] / 1024:8.0f} {total[3] * 100:6.1f}"
+    )
     return 0
 
 
 def status(args) -> int:
     rc = 0
-    for name in ALL_NAMES:
+    n = recorded_nodes()
+    names = list(ALL_NAMES)
+    for node in nodes_of(n)[1:]:
+        names += node_component_names(node)
+    for name in names:
         pid = running(name)
-        print(f"{name:24} {'running pid ' + str(pid) if pid else 'stopped'}")
+        print(f"{name:36} {'running pid ' + str(pid) if pid else 'stopped'}")
         if not pid:
             rc = 3
     if running("kube-apiserver"):
@@ -1292,6 +1747,7 @@ def status(args) -> int:
         print(r.stdout.rstrip() or r.stderr.rstrip())
         r = kubectl("get", "storageclass,volumesnapshotclass", check=False, timeout=10)
         print(r.stdout.rstrip() or r.stderr.rstrip())
+    print(f"nodes={n}")
     print(f"KUBECONFIG={ADMIN_KUBECONFIG}")
     return rc
 
@@ -1304,6 +1760,18 @@ def main(argv=None) -> int:
     )
     u.add_argument("--no-build", action="store_true", help="do not run the (cached) build scripts")
     u.add_argument(
+        "--taint-nodes-from",
+        type=int,
+        metavar="I",
+        help=f"nodes I..N register with the taint {EXTRA_NODE_TAINT}, so that only pods that "
+        "tolerate it (node debug pods) run there; for fan-out benchmarks beside running tests",
+    )
+    u.add_argument(
+        "--nodes",
+        type=int,
+        help="number of nodes (default: $TESTCLUSTER_NODES, else as many as the last up, else 1)",
+    )
+    u.add_argument(
         "--verify",
         action="store_true",
         help="run the storage smoke test even if nothing was started",
@@ -1315,11 +1783,18 @@ def main(argv=None) -> int:
         help="also delete the cluster's state (etcd, PKI, volumes, imported images); keeps the build cache",
     )
     sub.add_parser("status", help="show what runs")
+    us = sub.add_parser("usage", help="memory and CPU of every cluster process")
+    us.add_argument("--seconds", type=float, default=30, help="CPU measurement interval")
+    nd = sub.add_parser("node", help="stop or start one node's kubelet (tests of NotReady nodes)")
+    nd.add_argument("action", choices=["stop", "start"])
+    nd.add_argument("name", help=f"node name ({NODE}, {NODE}-2, ...)")
     args = p.parse_args(argv)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `status | head` should not trace back
     try:
         if args.cmd == "status":
             return status(args)
+        if args.cmd == "usage":
+            return usage(args)
         ensure_root()
         STATE.mkdir(parents=True, exist_ok=True)
         with open(STATE / ".lock", "w") as lock:  # one up/down at a time (parallel test sessions)
@@ -1328,7 +1803,7 @@ def main(argv=None) -> int:
             except BlockingIOError:
                 log("another up/down is running; waiting for it")
                 fcntl.flock(lock, fcntl.LOCK_EX)
-            return {"up": up, "down": down}[args.cmd](args)
+            return {"up": up, "down": down, "node": node_cmd}[args.cmd](args)
     except HarnessError as e:
         print(f"[tk8s] ERROR: {e}", file=sys.stderr)
         return 1

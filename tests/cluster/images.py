@@ -375,13 +375,26 @@ def imported_images(ctr: list[str]) -> set[str]:
     return set(out.split())
 
 
-def ensure_images(cache: Path, pause_c: Path, ctr: list[str], force: bool = False) -> list[str]:
-    """Build (cached) and import every image containerd does not have yet."""
+def ensure_images(
+    cache: Path,
+    pause_c: Path,
+    ctr: list[str],
+    force: bool = False,
+    marker_dir: Path | None = None,
+) -> list[str]:
+    """Build (cached) and import every image containerd does not have yet.
+
+    A marker file records which archive was imported; each containerd of a multi-node cluster
+    keeps its markers in its own ``marker_dir`` (default: beside the archives)."""
     have = imported_images(ctr)
     tags = []
+    if marker_dir is not None:
+        marker_dir.mkdir(parents=True, exist_ok=True)
     for tag, archive, build in image_specs(cache, pause_c):
         tags.append(tag)
         marker = archive.with_suffix(".imported")
+        if marker_dir is not None:
+            marker = marker_dir / marker.name
         if not force and tag in have and marker.exists():
             continue
         build(archive)

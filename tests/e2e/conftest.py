@@ -1,9 +1,13 @@
-"""Fixtures for end-to-end tests against the real single-node test cluster (tests/cluster).
+"""Fixtures for end-to-end tests against the real test cluster (tests/cluster).
 
-* ``cluster`` (session): runs ``tests/cluster/up`` (idempotent: reuses a running cluster,
-  builds and starts one otherwise), sets ``KUBECONFIG`` to the admin kubeconfig and puts the
-  cluster's kubectl first on ``PATH``. Set ``TESTCLUSTER_KUBECONFIG`` to use an already
-  running cluster without calling ``up``.
+* ``cluster`` (session): runs ``tests/cluster/up`` (idempotent: reuses a running cluster with
+  the node count it has, builds and starts one otherwise), sets ``KUBECONFIG`` to the admin
+  kubeconfig and puts the cluster's kubectl first on ``PATH``. Set ``TESTCLUSTER_KUBECONFIG`` to
+  use an already running cluster without calling ``up``. ``cluster.nodes`` lists the harness's
+  own nodes (label ``kubectl-storage.test/cluster-node``; nodes joined from elsewhere, such as a
+  QEMU guest, are not in it); ``cluster.node`` is the first one.
+* ``multinode`` (session): the cluster, failing the test when it has fewer than
+  ``MIN_NODES`` harness nodes (start it with ``tests/cluster/up --nodes 3``).
 * ``namespace`` (function): a fresh namespace per test, deleted afterwards.
 * at session start, test namespaces that an earlier session left stuck in Terminating (for more
   than ``STALE_NAMESPACE_S``) are forced out, with a warning naming what was forced, so that one
@@ -53,13 +57,14 @@ LEFTOVER_KINDS = ",".join(
 LEFTOVER_WAIT_S = 90
 UP_TIMEOUT_S = 80 * 60  # a cold machine builds Kubernetes first
 STALE_NAMESPACE_S = 300
+MIN_NODES = 3  # what the multi-node tests need (tests/run starts the cluster with 3)
 E2E_NAMESPACE_LABEL = "kubectl-storage.test/e2e=true"
 
 
 def pytest_configure(config):
     config.addinivalue_line(
         "markers",
-        "cluster: end-to-end test against the real single-node cluster (tests/cluster/up, needs root)",
+        "cluster: end-to-end test against the real test cluster (tests/cluster/up, needs root)",
     )
 
 
@@ -78,6 +83,18 @@ class Cluster:
     toolbox_image: str
     busybox_image: str
     mariadb_image: str
+    nodes: tuple[str, ...] = ()  # the harness's nodes, first one first
+
+    def kubelet(self, action: str, node: str) -> None:
+        """Stop or start one harness node's kubelet (``tests/cluster/harness.py node``)."""
+        r = subprocess.run(
+            [sys.executable, str(CLUSTER_DIR / "harness.py"), "node", action, node],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        if r.returncode != 0:
+            raise AssertionError(f"harness node {action} {node} failed:\n{r.stderr}")
 
     def kubectl_run(
         self, *args: str, input: str | None = None, check: bool = True, timeout: float = 120
@@ -159,8 +176,25 @@ def cluster() -> Cluster:
         busybox_image=BUSYBOX_IMAGE,
         mariadb_image=MARIADB_IMAGE,
     )
+    labelled = found.get_json("nodes", "-l", harness.NODE_LABEL)["items"]
+    found.nodes = tuple(
+        n["metadata"]["name"]
+        for n in sorted(labelled, key=lambda n: int(n["metadata"]["labels"][harness.NODE_LABEL]))
+    )
     _force_out_stale_test_namespaces(found)
     return found
+
+
+@pytest.fixture(scope="session")
+def multinode(cluster: Cluster) -> Cluster:
+    if len(cluster.nodes) < MIN_NODES:
+        pytest.fail(
+            f"this test needs a cluster of at least {MIN_NODES} nodes, the cluster has "
+            f"{len(cluster.nodes)} ({', '.join(cluster.nodes)}): start it with "
+            f"tests/cluster/up --nodes {MIN_NODES}",
+            pytrace=False,
+        )
+    return cluster
 
 
 def _force_out_stale_test_namespaces(cluster: Cluster) -> None:

@@ -133,7 +133,16 @@ spec:
 def test_privileged_hostpid_pod_sees_kubelet_volume_mounts(cluster, namespace):
     c = cluster
     c.apply(pvc("data"), namespace)
-    c.apply(pod("holder", c.busybox_image, "sleep 3600", claim="data"), namespace)
+    c.apply(
+        pod(
+            "holder",
+            c.busybox_image,
+            "sleep 3600",
+            claim="data",
+            extra_spec=f"  nodeSelector: {{kubernetes.io/hostname: {c.node}}}\n",  # /var/lib/kubelet
+        ),
+        namespace,
+    )
     c.wait(namespace, "pod/holder", "condition=Ready", 180)
     uid = c.get_json("-n", namespace, "pod/holder")["metadata"]["uid"]
     pv = c.get_json("-n", namespace, "pvc/data")["spec"]["volumeName"]

@@ -39,6 +39,7 @@ metadata:
   name: holder
 spec:
   terminationGracePeriodSeconds: 1
+  nodeSelector: {{kubernetes.io/hostname: {node}}}  # the node the audit below reads
   containers:
   - name: main
     image: {image}
@@ -59,7 +60,7 @@ def debug_pods(cluster, namespace: str | None = None) -> list[str]:
 
 def test_mount_audit_maps_the_csi_volume_of_a_running_pod(cluster, namespace):
     cluster.apply(PVC, namespace)
-    cluster.apply(HOLDER.format(image=cluster.busybox_image), namespace)
+    cluster.apply(HOLDER.format(image=cluster.busybox_image, node=cluster.node), namespace)
     cluster.wait(namespace, "pod/holder", "condition=Ready", 180)
     pv = cluster.get_json("-n", namespace, "pvc/data")["spec"]["volumeName"]
     uid = cluster.get_json("-n", namespace, "pod/holder")["metadata"]["uid"]
