@@ -51,8 +51,11 @@ def test_three_clients_on_three_nodes_add_up(multinode, namespace) -> None:
     (result,) = report["results"]
     clients = result["clients"]
     assert [c["error"] for c in clients] == [None, None, None]
-    # Spread over nodes: three clients, three nodes of the suite's own (not the lab's).
-    assert sorted(c["node"] for c in clients) == sorted(multinode.nodes[:3])
+    # Spread over nodes (a preference, so a busy or cordoned node may take two): the suite's
+    # own nodes, never the lab's, and more than one of them.
+    nodes = [c["node"] for c in clients]
+    assert set(nodes) <= set(multinode.nodes)
+    assert len(set(nodes)) >= 2, nodes
     for job in result["jobs"]:
         name = job["name"]
         side = "read" if name.startswith("read") else "write"

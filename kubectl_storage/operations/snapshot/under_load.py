@@ -25,6 +25,8 @@ from kubectl_storage.operations.snapshot.common import run_tool
 WRITES_AFTER_READY_S = 1.0
 #: Records the writer must have acknowledged before the snapshot is requested.
 RECORDS_BEFORE_CUT = 10
+#: A little over the one-second resolution of a VolumeSnapshot's creationTime.
+SECOND_OF_CREATION_TIME = 1.1
 
 
 def start_writer(api: KubeApi, pod: str, namespace: str, timeout_s: float) -> None:
@@ -36,6 +38,9 @@ def start_writer(api: KubeApi, pod: str, namespace: str, timeout_s: float) -> No
     while True:
         counted = run_tool(api, pod, count_command(), namespace, timeout_s, "the log writer")
         if int(counted.strip() or 0) >= RECORDS_BEFORE_CUT:
+            # creationTime is given to the second: a cut requested a second after the tenth
+            # acknowledgement has a creationTime that counts those ten as before it.
+            time.sleep(SECOND_OF_CREATION_TIME)
             return
         if time.monotonic() > deadline:
             raise ClusterError(

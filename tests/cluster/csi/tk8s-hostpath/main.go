@@ -16,6 +16,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -65,10 +66,14 @@ type driver struct {
 	mu                     sync.Mutex
 }
 
-func (d *driver) volDir(id string) string   { return filepath.Join(d.stateDir, "volumes", id) }
-func (d *driver) volMeta(id string) string  { return filepath.Join(d.stateDir, "volumes", id+".json") }
-func (d *driver) snapTar(id string) string  { return filepath.Join(d.stateDir, "snapshots", id+".tar.gz") }
-func (d *driver) snapMeta(id string) string { return filepath.Join(d.stateDir, "snapshots", id+".json") }
+func (d *driver) volDir(id string) string  { return filepath.Join(d.stateDir, "volumes", id) }
+func (d *driver) volMeta(id string) string { return filepath.Join(d.stateDir, "volumes", id+".json") }
+func (d *driver) snapTar(id string) string {
+	return filepath.Join(d.stateDir, "snapshots", id+".tar.gz")
+}
+func (d *driver) snapMeta(id string) string {
+	return filepath.Join(d.stateDir, "snapshots", id+".json")
+}
 
 func readJSON(path string, v any) error {
 	b, err := os.ReadFile(path)
@@ -94,6 +99,21 @@ func run(name string, args ...string) error {
 	out, err := exec.Command(name, args...).CombinedOutput()
 	if err != nil {
 		return fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// tarLive archives a volume that may be written while it is read. GNU tar exits 1 when a file
+// changed as it was read ("Some files differ"): the snapshot of a live volume is crash
+// consistent at best, and each file holds what tar read of it.
+func tarLive(archive, dir string) error {
+	out, err := exec.Command("tar", "--warning=no-file-changed", "-czf", archive, "-C", dir, ".").CombinedOutput()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("tar -czf %s -C %s: %v: %s", archive, dir, err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }
@@ -297,8 +317,12 @@ func (d *driver) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 	if err := os.MkdirAll(filepath.Join(d.stateDir, "snapshots"), 0o700); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
+	// The point in time is when the copy starts: whatever was on disk then is in the tar, and
+	// CSI's creation_time must say that moment, not when the copy finished (an append-only
+	// file is read up to its size at that moment, so later appends are not in it).
+	taken := time.Now()
 	tmp := d.snapTar(id) + ".tmp"
-	if err := run("tar", "-czf", tmp, "-C", d.volDir(vid), "."); err != nil {
+	if err := tarLive(tmp, d.volDir(vid)); err != nil {
 		_ = os.Remove(tmp)
 		return nil, status.Error(codes.Internal, err.Error())
 	}
@@ -312,7 +336,7 @@ func (d *driver) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	size := src.CapacityBytes
-	m = snapMeta{ID: id, SourceVolume: vid, CreatedUnix: time.Now().Unix(), SizeBytes: size}
+	m = snapMeta{ID: id, SourceVolume: vid, CreatedUnix: taken.Unix(), SizeBytes: size}
 	if err := writeJSON(d.snapMeta(id), &m); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}

@@ -1,0 +1,107 @@
+"""`snapshot check --under-load` on the real cluster: the snapshot is cut while the log writer
+appends fsynced records; the restore must hold a clean prefix with every record acknowledged
+before the snapshot. The broken case breaks the restored volume for real: the run is paused
+(SIGSTOP) once the restored claim and its reader exist, the restored log is cut short in the driver's own
+directory on this machine, and the run continues to read it."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import time
+from pathlib import Path
+
+from tests.conftest import start_cli, wait_for_stderr
+
+CLASS = "csi-hostpath-sc"
+LOG_FILE = ".kubectl-storage-log/records.log"
+
+
+def _managed(cluster, namespace: str) -> list[str]:
+    items = cluster.get_json(
+        "pods,pvc,volumesnapshots",
+        "-n",
+        namespace,
+        "-l",
+        "app.kubernetes.io/managed-by=kubectl-storage",
+    )["items"]
+    return [f"{i['kind']}/{i['metadata']['name']}" for i in items]
+
+
+def _finish(proc) -> tuple[int, dict, str]:
+    stdout, stderr = proc.communicate(timeout=300)
+    return proc.returncode, json.loads(stdout) if stdout.strip() else {}, stderr
+
+
+def test_under_load_passes_and_reports_the_log(cluster, namespace) -> None:
+    proc = start_cli(
+        "snapshot", "check", "-s", CLASS, "--under-load", "-n", namespace, "-o", "json"
+    )
+    code, report, stderr = _finish(proc)
+
+    assert code == 0, stderr
+    under_load = report["underLoad"]
+    assert under_load["recordsAcknowledged"] >= 10
+    assert under_load["writtenDuringCut"] >= 1
+    # The cut is requested a second after the tenth acknowledgement (creationTime is to the
+    # second): at least those ten must be in the restore.
+    assert under_load["acknowledgedBeforeSnapshot"] >= 10
+    assert under_load["cleanPrefix"] >= under_load["acknowledgedBeforeSnapshot"]
+    # Records written after readyToUse are not in the restore.
+    assert under_load["cleanPrefix"] < under_load["recordsAcknowledged"]
+    assert under_load["problems"] == []
+    assert report["verdict"] == "pass"
+    assert _managed(cluster, namespace) == []
+
+
+def test_a_restored_log_cut_short_is_a_torn_record_and_a_failure(cluster, namespace) -> None:
+    proc = start_cli(
+        "snapshot", "check", "-s", CLASS, "--under-load", "-n", namespace, "-o", "json"
+    )
+    # Printed once the restored PVC and its reader pod exist, before the reader reads.
+    wait_for_stderr(proc, "waiting for the restored volume", timeout=240)
+    os.kill(proc.pid, signal.SIGSTOP)
+    try:
+        restore_pvc = next(
+            p for p in cluster.get_json("pvc", "-n", namespace)["items"]
+            if p["metadata"]["name"].endswith("-restore")
+        )  # fmt: skip
+        name = restore_pvc["metadata"]["name"]
+        cluster.wait(namespace, f"pvc/{name}", "jsonpath={.status.phase}=Bound", timeout=120)
+        volume = cluster.get_json("pvc", name, "-n", namespace)["spec"]["volumeName"]
+        handle = cluster.get_json("pv", volume)["spec"]["csi"]["volumeHandle"]
+        log = Path("/var/lib/csi-hostpath-data/volumes") / handle / LOG_FILE
+        deadline = time.monotonic() + 60
+        while not log.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        # Two records and most of the third: well short of what was acknowledged.
+        os.truncate(log, 2 * 4096 + 1000)
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
+    code, report, stderr = _finish(proc)
+
+    assert code == 1, stderr
+    under_load = report["underLoad"]
+    assert under_load["cleanPrefix"] == 2
+    assert under_load["tornRecord"] == {
+        "offset": 8192,
+        "length": 1000,
+        "seq": 3,
+        "reason": "short write",
+        "inFlight": True,
+    }
+    assert any("lost acknowledged record 3 (offset 8192)" in p for p in under_load["problems"])
+    assert report["verdict"] == "fail"
+    assert _managed(cluster, namespace) == []
+
+
+def test_sigint_while_the_writer_runs_leaves_nothing(cluster, namespace) -> None:
+    proc = start_cli("snapshot", "check", "-s", CLASS, "--under-load", "-n", namespace)
+    wait_for_stderr(proc, "starting the log writer", timeout=240)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=180)
+
+    assert proc.returncode == 130, stderr
+    assert _managed(cluster, namespace) == []
