@@ -14,20 +14,9 @@ import time
 import pytest
 
 from tests.conftest import run_cli, start_cli, wait_for_stderr
+from tests.e2e.test_fio import _managed, _report
 
 QUICK = ("--profile", "quick", "--runtime", "3", "--ramp-time", "0")
-
-
-def _report(result) -> dict:
-    assert result.exit_code == 0, result.stderr
-    return json.loads(result.stdout)
-
-
-def _managed(cluster, namespace: str) -> list[str]:
-    items = cluster.get_json(
-        "pods,pvc,configmaps", "-n", namespace, "-l", "app.kubernetes.io/managed-by=kubectl-storage"
-    )["items"]
-    return [f"{i['kind']}/{i['metadata']['name']}" for i in items]
 
 
 def test_three_clients_on_three_nodes_add_up(multinode, namespace) -> None:
