@@ -95,6 +95,21 @@ def wait_for_stderr(proc: subprocess.Popen, needle: str, timeout: float = 180) -
     raise AssertionError(f"{needle!r} not seen in stderr:\n{seen}")
 
 
+def finish_cli(proc: subprocess.Popen, timeout: float) -> tuple[str, str]:
+    """Wait for a started CLI to end; its (stdout, stderr).
+
+    If it has not ended in ``timeout`` seconds, kill it and fail with the stderr it printed, so a
+    hang shows where the run was instead of a bare TimeoutExpired."""
+    try:
+        return proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        _, err = proc.communicate()
+        raise AssertionError(
+            f"the CLI had not ended {timeout:.0f}s later; its stderr:\n{err}"
+        ) from None
+
+
 @pytest.fixture
 def golden(request: pytest.FixtureRequest):
     """Compare text with tests/golden/NAME, or rewrite it with --update-golden."""

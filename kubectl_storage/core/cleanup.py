@@ -74,7 +74,10 @@ FINALIZER_HINTS = {
         '-p \'{{"metadata":{{"finalizers":null}}}}\' releases it.'
     ),
     "snapshot.storage.kubernetes.io/volumesnapshot-as-source-protection": (
-        "a PVC is still being restored from the snapshot; it goes once that PVC is bound or gone."
+        "a PVC is still being restored from the snapshot, or was when the snapshot controller "
+        "last looked: it looks again only when the snapshot changes or at its resync (15 "
+        "minutes by default). `cleanup --yes` nudges it; by hand: kubectl annotate "
+        "volumesnapshot {name} -n {namespace} kubectl-storage/nudged-at=now --overwrite."
     ),
     "snapshot.storage.kubernetes.io/volumesnapshot-bound-protection": (
         "the snapshot's VolumeSnapshotContent is still being deleted by the CSI driver's "

@@ -15,8 +15,10 @@ from kubectl_storage.core.cleanup import (
 )
 from kubectl_storage.core.k8s.kinds import RUN_CREATED_KINDS, ResourceKind
 from kubectl_storage.core.k8s.labels import MANAGED_SELECTOR, RUN_ID
+from kubectl_storage.core.k8s.objects import deletion_waits_for_resync
 from kubectl_storage.errors import NotFoundError
 from kubectl_storage.kube.api import KubeApi
+from kubectl_storage.kube.waits import NUDGE_AFTER_S, nudge
 
 log = logging.getLogger(__name__)
 
@@ -66,13 +68,19 @@ def cleanup(api: KubeApi, request: CleanupRequest) -> CleanupReport:
             kind, item.name, item.namespace, grace_period_s=0 if kind.kind == "Pod" else None
         )
     deadline = time.monotonic() + request.timeout_s
+    next_nudge = time.monotonic() + NUDGE_AFTER_S
     remaining = list(found)
     while remaining and time.monotonic() < deadline:
         still = []
+        nudging = time.monotonic() >= next_nudge
         for kind, item in remaining:
             current = api.get_or_none(kind, item.name, item.namespace)
             if current is not None:  # re-read: what holds it now (finalizers) is what counts
                 still.append((kind, leftover_from_object(kind.kind, current)))
+                if nudging and deletion_waits_for_resync(current):
+                    nudge(api, kind, item.name, item.namespace)
+        if nudging:
+            next_nudge = time.monotonic() + NUDGE_AFTER_S
         remaining = still
         if remaining:
             time.sleep(0.5)

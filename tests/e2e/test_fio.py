@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from tests.conftest import run_cli, start_cli, wait_for_stderr
+from tests.conftest import finish_cli, run_cli, start_cli, wait_for_stderr
 
 
 def _report(result) -> dict:
@@ -192,7 +192,7 @@ def test_interrupt_cleans_up(cluster, namespace, when: str, sig: signal.Signals,
         time.sleep(3)  # inside the exec of fio
     assert _managed(cluster, namespace), "the run should have created objects by now"
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=180)
+    _, err = finish_cli(proc, 180)
     assert proc.returncode == code, err
     assert "deleted what run" in err
     assert _managed(cluster, namespace) == []

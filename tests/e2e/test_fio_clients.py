@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from tests.conftest import run_cli, start_cli, wait_for_stderr
+from tests.conftest import finish_cli, run_cli, start_cli, wait_for_stderr
 from tests.e2e.test_fio import _managed, _report
 
 QUICK = ("--profile", "quick", "--runtime", "3", "--ramp-time", "0")
@@ -126,6 +126,6 @@ def test_sigint_while_the_clients_run_leaves_nothing(multinode, namespace) -> No
     wait_for_stderr(proc, "fio starts", timeout=180)
     time.sleep(2)
     proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=180)
+    _, stderr = finish_cli(proc, 180)
     assert proc.returncode == 130, stderr
     assert _managed(multinode, namespace) == []

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from tests.conftest import run_cli, start_cli
+from tests.conftest import finish_cli, run_cli, start_cli
 
 pytestmark = pytest.mark.cluster
 
@@ -177,7 +177,7 @@ def test_sigint_during_collection_exits_130_and_leaves_nothing(cluster, namespac
             time.sleep(0.05)
         assert seen, f"no debug pod appeared (exit {proc.poll()})"
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=180)
+        stdout, stderr = finish_cli(proc, 180)
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -12,7 +12,7 @@ import time
 
 import yaml
 
-from tests.conftest import run_cli, start_cli, wait_for_stderr
+from tests.conftest import finish_cli, run_cli, start_cli, wait_for_stderr
 
 CLASS = "csi-hostpath-sc"
 TIMEOUT = "180"
@@ -270,7 +270,7 @@ def test_ctrl_c_during_the_crash_writer_leaves_nothing(cluster, namespace) -> No
     seen += wait_for_stderr(proc, "crash: writer running", timeout=240)
     time.sleep(0.3)  # inside the writer's exec, before the kill is armed
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=240)
+    _, err = finish_cli(proc, 240)
     assert proc.returncode == 130, seen + err
     assert "deleted what run" in err
     assert "Traceback" not in err

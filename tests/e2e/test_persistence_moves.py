@@ -18,7 +18,7 @@ import signal
 
 import pytest
 
-from tests.conftest import run_cli, start_cli, wait_for_stderr
+from tests.conftest import finish_cli, run_cli, start_cli, wait_for_stderr
 
 SHARED = "csi-hostpath-sc"
 LOCAL = "local-path"
@@ -142,7 +142,7 @@ def test_ctrl_c_during_the_move_uncordons_the_node(no_cordon_left, namespace) ->
     node = seen.split("cordoning node ")[1].split()[0]
     assert node in _cordoned(cluster), "the node should be cordoned during the move"
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=300)
+    _, err = finish_cli(proc, 300)
     assert proc.returncode == 130, seen + err
     # Uncordoned by the move's own cleanup, or by the run scope's undo if that was cut short.
     assert f"node {node} uncordoned" in err or f"undoing: uncordon node {node}" in err

@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-from tests.conftest import REPO, run_cli, start_cli, wait_for_stderr
+from tests.conftest import REPO, finish_cli, run_cli, start_cli, wait_for_stderr
 
 CLASS = "csi-hostpath-sc"
 SNAPSHOT_CLASS = "csi-hostpath-snapclass"
@@ -457,7 +457,7 @@ def test_interrupted_check_leaves_nothing(
     proc = start_cli("snapshot", "check", "-s", CLASS, "-n", namespace, "-v")
     wait_for_stderr(proc, when)
     proc.send_signal(sig)
-    _, err = proc.communicate(timeout=240)
+    _, err = finish_cli(proc, 240)
     assert proc.returncode == code, err
     assert "deleted what run" in err
     assert "Traceback" not in err
@@ -471,7 +471,7 @@ def test_interrupted_browse_leaves_nothing(cluster, namespace) -> None:
     proc = start_cli("snapshot", "browse", "--pvc", "data", "--tree", "-n", namespace, "-v")
     wait_for_stderr(proc, "taking temporary VolumeSnapshot")
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=240)
+    _, err = finish_cli(proc, 240)
     assert proc.returncode == 130, err
     assert _managed(cluster, namespace) == []
     assert cluster.get_json("volumesnapshots", "-n", namespace)["items"] == []

@@ -12,7 +12,7 @@ import signal
 import time
 from pathlib import Path
 
-from tests.conftest import start_cli, wait_for_stderr
+from tests.conftest import finish_cli, start_cli, wait_for_stderr
 
 CLASS = "csi-hostpath-sc"
 LOG_FILE = ".kubectl-storage-log/records.log"
@@ -30,7 +30,7 @@ def _managed(cluster, namespace: str) -> list[str]:
 
 
 def _finish(proc) -> tuple[int, dict, str]:
-    stdout, stderr = proc.communicate(timeout=300)
+    stdout, stderr = finish_cli(proc, 300)
     return proc.returncode, json.loads(stdout) if stdout.strip() else {}, stderr
 
 
@@ -101,7 +101,7 @@ def test_sigint_while_the_writer_runs_leaves_nothing(cluster, namespace) -> None
     wait_for_stderr(proc, "starting the log writer", timeout=240)
     time.sleep(0.5)
     proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=180)
+    _, stderr = finish_cli(proc, 180)
 
     assert proc.returncode == 130, stderr
     assert _managed(cluster, namespace) == []

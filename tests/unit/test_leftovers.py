@@ -12,6 +12,7 @@ from kubectl_storage.core.cleanup import (
     parse_duration_s,
     select_leftovers,
 )
+from kubectl_storage.core.k8s.objects import deletion_waits_for_resync
 from kubectl_storage.render.cleanup import write_cleanup_table
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
@@ -115,3 +116,23 @@ def test_unknown_finalizers_are_named_not_explained() -> None:
     assert (
         hint == "example.com/backup-in-progress: set by another controller; see its documentation."
     )
+
+
+_AS_SOURCE = "snapshot.storage.kubernetes.io/volumesnapshot-as-source-protection"
+_BOUND = "snapshot.storage.kubernetes.io/volumesnapshot-bound-protection"
+
+
+@pytest.mark.parametrize(
+    ("metadata", "stuck"),
+    [
+        # deleted, and held by the finalizer the controller forgets to look at again
+        ({"deletionTimestamp": "2026-12-01T14:27:15Z", "finalizers": [_AS_SOURCE, _BOUND]}, True),
+        # not deleted: nothing to nudge, whatever holds it
+        ({"finalizers": [_AS_SOURCE, _BOUND]}, False),
+        # deleted, and waiting for the CSI sidecar, which does requeue
+        ({"deletionTimestamp": "2026-12-01T14:27:15Z", "finalizers": [_BOUND]}, False),
+        ({"deletionTimestamp": "2026-12-01T14:27:15Z"}, False),
+    ],
+)
+def test_which_deletions_wait_for_a_resync(metadata: dict, stuck: bool) -> None:
+    assert deletion_waits_for_resync({"metadata": metadata}) is stuck

@@ -82,3 +82,23 @@ def is_default_storage_class(storage_class: Any) -> bool:
 def is_default_snapshot_class(snapshot_class: Any) -> bool:
     """Whether the VolumeSnapshotClass is annotated as the default."""
     return annotation_true(snapshot_class, DEFAULT_VSC_ANNOTATION)
+
+
+#: The snapshot controller's finalizer on a VolumeSnapshot that a PVC is being restored from.
+SNAPSHOT_AS_SOURCE_FINALIZER = "snapshot.storage.kubernetes.io/volumesnapshot-as-source-protection"
+
+
+def deletion_waits_for_resync(obj: Any) -> bool:
+    """Whether a terminating object may be stuck until its controller's next periodic resync.
+
+    The external-snapshotter keeps SNAPSHOT_AS_SOURCE_FINALIZER on a deleted VolumeSnapshot while
+    its informer still shows a PVC restoring from it, and then only looks again on the next change
+    to the snapshot or at the resync (15 minutes by default). Seen on the test cluster: the PVC was
+    deleted and gone, the snapshot's delete was handled a moment before the controller saw that,
+    and the snapshot stayed for 11 minutes. Any change to the object makes the controller look
+    again (see kube.waits.nudge).
+    """
+    finalizers = dig(obj, "metadata", "finalizers") or ()
+    return bool(dig(obj, "metadata", "deletionTimestamp")) and (
+        SNAPSHOT_AS_SOURCE_FINALIZER in finalizers
+    )

@@ -189,7 +189,9 @@ def restore_first_on_exit(
     The snapshot controller keeps a VolumeSnapshot that a Pending PVC is being restored from
     (finalizer volumesnapshot-as-source-protection) and does not look at it again when that PVC
     goes away, only at its next resync (15 minutes by default): deleting both at once, as the
-    scope does, can leave the snapshot terminating that long.
+    scope does, can leave the snapshot terminating that long. Even in this order the controller
+    can handle the snapshot's deletion a moment before it sees the PVC go (11 minutes in CI);
+    the scope's wait then nudges the snapshot (kube.waits.nudge).
     """
     try:
         yield
