@@ -100,6 +100,20 @@ def write_check_table(report: SnapshotCheckReport, out: TextIO, wide: bool = Fal
     steps.append(["total", f"{report.total_seconds:.1f}s"])
     write_table(steps, ["step", "time"], out)
     out.write("\n")
+    placement = report.restore_placement
+    if placement is not None:
+        out.write(
+            f"Source written on node {placement.source_node}; restore "
+            + (
+                f"read on node {placement.restore_node}.\n\n"
+                if placement.restore_node
+                else "not read: it cannot be used on another node.\n\n"
+            )
+        )
+        if placement.node_local:
+            out.write("Problems:\n")
+            out.writelines(f"  {p}\n" for p in report.problems)
+            return
     rows = []
     for f in report.files:
         row = [

@@ -13,6 +13,7 @@ import pytest
 
 from kubectl_storage.core.k8s.manifests import PodPlacement, Toleration
 from kubectl_storage.core.k8s.quantities import Size
+from kubectl_storage.core.k8s.scheduling import schedulable_nodes
 from kubectl_storage.core.validate_persistence.mysql import (
     ALL_DISRUPTIONS,
     DATA_DIR,
@@ -30,7 +31,6 @@ from kubectl_storage.core.validate_persistence.mysql import (
     sql_command,
     sql_stdin_command,
 )
-from kubectl_storage.core.validate_persistence.nodes import schedulable_nodes
 from kubectl_storage.core.validate_persistence.report import (
     PersistenceReport,
     PhaseResult,

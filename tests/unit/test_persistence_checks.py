@@ -17,6 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from kubectl_storage.core.k8s.scheduling import (
+    describe_pinning,
+    unschedulable_message,
+    volume_nodes,
+)
 from kubectl_storage.core.validate_persistence.durability import judge_durability, parse_variables
 from kubectl_storage.core.validate_persistence.mysql import (
     Disruption,
@@ -25,13 +30,7 @@ from kubectl_storage.core.validate_persistence.mysql import (
     build_mysql_statefulset,
     check_server_args,
 )
-from kubectl_storage.core.validate_persistence.nodes import (
-    cordon_patch,
-    describe_pinning,
-    unschedulable_message,
-    volume_events,
-    volume_nodes,
-)
+from kubectl_storage.core.validate_persistence.nodes import cordon_patch, volume_events
 from kubectl_storage.core.validate_persistence.probe import (
     FLUSH_FLOOR_US,
     parse_probe,

@@ -226,6 +226,7 @@ OPTION_LOOKUPS = {
     "--storage-class": "storageclass",
     "--snapshot-class": "volumesnapshotclass",
     "--node": "node",
+    "--restore-node": "node",
     "--pvc": "pvc",
     "--snapshot": "volumesnapshot",
     "--namespace": "namespace",

@@ -74,6 +74,16 @@ def check_command(
             "must hold a clean prefix with every record acknowledged before the snapshot.",
         ),
     ] = False,
+    restore_node: Annotated[
+        str | None,
+        typer.Option(
+            "--restore-node",
+            help="Read the restore on this node (the source then avoids it), or 'other': on "
+            "any node but the source's. Catches snapshots that only restore where they were "
+            "taken.",
+            metavar="NODE|other",
+        ),
+    ] = None,
 ) -> None:
     """Check that a StorageClass's snapshots restore exactly what was snapshotted.
 
@@ -84,7 +94,10 @@ def check_command(
     With --under-load a writer in the source pod appends checksummed, numbered records (fsync
     each) while the snapshot is cut: the restored log must be a clean prefix (no hole, at most
     the record in flight torn) holding every record acknowledged before the snapshot's
-    creationTime. Everything created is deleted afterwards, also on Ctrl-C.
+    creationTime. With --restore-node the restore is read on another node than the source: a
+    snapshot that can be used only on the node that took it fails the check (exit 1). In
+    --dry-run, 'other' shows the source's node as WRITER_NODE. Everything created is deleted
+    afterwards, also on Ctrl-C.
 
     Examples:
 
@@ -95,6 +108,8 @@ def check_command(
         kubectl storage snapshot check -s fast -o json > check.json
 
         kubectl storage snapshot check -s fast --under-load
+
+        kubectl storage snapshot check -s fast --restore-node other
 
         kubectl storage snapshot check -s fast --snapshot-class fast-snaps --dry-run
     """
@@ -119,6 +134,7 @@ def check_command(
         size=size,
         snapshot_class=snapshot_class,
         under_load=under_load,
+        restore_node=restore_node,
     )
     report = options.execute(
         CheckCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout

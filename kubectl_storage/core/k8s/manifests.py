@@ -7,6 +7,8 @@ inspection pods are the one exception and are built separately, pinned to their 
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -71,11 +73,15 @@ class PodPlacement:
     tolerations: tuple[Toleration, ...] = ()
     cpu: str | None = None
     memory: str | None = None
+    #: A pod ``affinity`` our command adds itself (e.g. the restore on another node).
+    affinity: Mapping[str, Any] | None = None
 
     def apply(self, spec: Manifest, container: Manifest) -> None:
         """Write the placement into a pod spec and its container."""
         if self.node_name:
             spec["nodeName"] = self.node_name
+        if self.affinity:
+            spec["affinity"] = copy.deepcopy(dict(self.affinity))
         if self.node_selector:
             spec["nodeSelector"] = dict(self.node_selector)
         if self.tolerations:

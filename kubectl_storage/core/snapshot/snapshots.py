@@ -42,6 +42,7 @@ from kubectl_storage.core.k8s.quantities import (
 )
 from kubectl_storage.core.report.envelope import report_envelope
 from kubectl_storage.core.snapshot.log_writer import LOG_DIR
+from kubectl_storage.core.snapshot.restore_node import RestorePlacement
 from kubectl_storage.core.snapshot.under_load import UnderLoadResult
 
 SNAPSHOT_API_GROUP = "snapshot.storage.k8s.io"
@@ -804,11 +805,15 @@ class SnapshotCheckReport:
     setup_problems: tuple[str, ...] = field(default=())
     #: ``--under-load``: the log written while the snapshot was cut, as restored.
     under_load: UnderLoadResult | None = None
+    #: ``--restore-node``: where the source and the restore were read.
+    restore_placement: RestorePlacement | None = None
 
     @property
     def problems(self) -> list[str]:
         """Every reason the check failed."""
-        found = list(self.setup_problems) + [f.problem for f in self.files if f.problem]
+        found = list(self.setup_problems)
+        found += self.restore_placement.problems if self.restore_placement else []
+        found += [f.problem for f in self.files if f.problem]
         return found + (self.under_load.problems if self.under_load else [])
 
     @property
@@ -841,6 +846,11 @@ class SnapshotCheckReport:
                 "changesAfterSnapshot": list(self.changes),
                 "files": [f.to_dict() for f in self.files],
                 **({"underLoad": self.under_load.to_dict()} if self.under_load else {}),
+                **(
+                    {"restorePlacement": self.restore_placement.to_dict()}
+                    if self.restore_placement
+                    else {}
+                ),
                 "problems": self.problems,
             },
         )

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.labels import object_name, with_run_labels
@@ -18,13 +18,23 @@ from kubectl_storage.core.k8s.manifests import (
 )
 from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.core.k8s.quantities import Size
+from kubectl_storage.core.k8s.scheduling import schedulable_nodes
 from kubectl_storage.core.rbac import Condition
 from kubectl_storage.core.snapshot.log_writer import (
     Ack,
 )
+from kubectl_storage.core.snapshot.restore_node import (
+    OTHER,
+    RestorePlacement,
+    node_local_reason,
+    reader_affinity,
+    volume_topology_refusal,
+    writer_affinity,
+)
 from kubectl_storage.core.snapshot.snapshots import (
     SNAPSHOT_MOUNT,
     SOURCE_MOUNT,
+    FileVerdict,
     SnapshotCheckReport,
     SnapshotChoiceError,
     StepTiming,
@@ -44,7 +54,7 @@ from kubectl_storage.core.snapshot.snapshots import (
     snapshot_settled,
     write_script,
 )
-from kubectl_storage.core.snapshot.under_load import judge_under_load
+from kubectl_storage.core.snapshot.under_load import UnderLoadResult, judge_under_load
 from kubectl_storage.errors import (
     ClusterError,
     UsageError,
@@ -82,6 +92,8 @@ class CheckRequest:
     size: Size = field(default_factory=lambda: Size.parse("1Gi"))
     snapshot_class: str | None = None
     under_load: bool = False  # a writer appends fsynced log records while the snapshot is cut
+    #: Read the restore on this node, or on any node but the source's (``other``).
+    restore_node: str | None = None
 
 
 @dataclass(frozen=True)
@@ -101,6 +113,9 @@ class CheckManifests:
 
 CHECK_COMMAND = "snapshot-check"
 
+#: In --dry-run with ``--restore-node other``: the writer's node, known once it runs.
+WRITER_NODE = "WRITER_NODE"
+
 
 def validate_check(request: CheckRequest) -> None:
     """Inputs that need no cluster: the size must hold the check's files.
@@ -111,6 +126,13 @@ def validate_check(request: CheckRequest) -> None:
     problem = check_size_problem(request.size.bytes)
     if problem:
         raise UsageError(f"-z {request.size} is too small: {problem}", "Example: -z 1Gi")
+    node = request.pods.placement.node_name
+    if request.restore_node and node and request.restore_node == node:
+        raise UsageError(
+            f"--restore-node {node} is the node the source runs on (--node {node}); the restore "
+            "must be read on another node.",
+            f"Name another node, or use --restore-node {OTHER}.",
+        )
 
 
 def check_manifests(
@@ -123,13 +145,28 @@ def check_manifests(
     *,
     run_id: str,
     restore_size: str | None = None,
+    restore_node: str | None = None,
+    source_node: str | None = None,
 ) -> CheckManifests:
     """Every object the check creates, labelled for run ``run_id``.
 
     The restore's size is the snapshot's restoreSize, known once the snapshot is cut; until
-    then (and in --dry-run) the restore PVC asks for the source's size.
+    then (and in --dry-run) the restore PVC asks for the source's size. Likewise with
+    ``--restore-node other`` the reader avoids the writer's node, known once the writer runs;
+    until then (in --dry-run) that node is named ``WRITER_NODE``.
     """
     name = object_name(CHECK_COMMAND, run_id)
+    writer_placement = pods.placement
+    reader_placement = pods.placement
+    if restore_node:
+        writer_placement = replace(pods.placement, affinity=writer_affinity(restore_node))
+        reader_placement = replace(
+            pods.placement,
+            node_name=None,
+            affinity=reader_affinity(
+                restore_node, source_node or pods.placement.node_name or WRITER_NODE
+            ),
+        )
 
     def labelled(manifest: Manifest) -> Manifest:
         return with_run_labels(manifest, run_id, CHECK_COMMAND)
@@ -144,7 +181,7 @@ def check_manifests(
                 pvc_name=f"{name}-source",
                 mount_path=SOURCE_MOUNT,
                 identity=identity,
-                placement=pods.placement,
+                placement=writer_placement,
             )
         ),
         snapshot=labelled(
@@ -170,7 +207,7 @@ def check_manifests(
                 mount_path=SNAPSHOT_MOUNT,
                 read_only=True,
                 identity=identity,
-                placement=pods.placement,
+                placement=reader_placement,
             )
         ),
     )
@@ -256,6 +293,7 @@ class CheckCommand:
             request.pods,
             identity,
             run_id=run_id,
+            restore_node=request.restore_node,
         )
         return CheckPlan(
             run_id=run_id,
@@ -291,7 +329,11 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
         step(f"{label}: creating PVC {source_name} ({request.size}) and the writer pod")
         scope.create(kinds.PVC, objects.source_pvc, ns)
         scope.create(kinds.POD, objects.writer_pod, ns)
-        wait_pod(api, writer, source_name, ns, "writer", timeout)
+        source_node = str(
+            dig(wait_pod(api, writer, source_name, ns, "writer", timeout), "spec", "nodeName")
+        )
+    if request.restore_node == OTHER:
+        require_another_node(api, request.pods, source_node)
     with timed(steps, "write known files"):
         step(f"{label}: writing known files (fsynced) and their checksums")
         at_snapshot = parse_checksums(
@@ -335,6 +377,8 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
         plan.identity,
         run_id=plan.run_id,
         restore_size=restore_size,
+        restore_node=request.restore_node,
+        source_node=source_node,
     )
     restore_name = restored.restore_pvc["metadata"]["name"]
     reader = restored.reader_pod["metadata"]["name"]
@@ -345,8 +389,36 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
         step(f"{label}: restoring into PVC {restore_name} ({restore_size}, {size_reason})")
         scope.create(kinds.PVC, restored.restore_pvc, ns)
         scope.create(kinds.POD, restored.reader_pod, ns)
-        step(f"{label}: waiting for the restored volume to be mounted (read-only)")
-        wait_pod(api, reader, restore_name, ns, "reader", timeout)
+        where = (
+            f" on {restore_where(request.restore_node, source_node)}"
+            if request.restore_node
+            else ""
+        )
+        step(f"{label}: waiting for the restored volume to be mounted (read-only){where}")
+        reader_pod = wait_pod(
+            api,
+            reader,
+            restore_name,
+            ns,
+            "reader",
+            timeout,
+            or_until=volume_topology_refusal if request.restore_node else None,
+        )
+    placement = None
+    if request.restore_node:
+        placement = judge_placement(
+            api, request.restore_node, source_node, reader_pod, restore_name, ns
+        )
+        if placement.node_local:
+            step(f"{label}: the restore cannot be read on another node: {placement.node_local}")
+            return _report(
+                plan,
+                snapshot_name,
+                restore_size,
+                steps,
+                placement=placement,
+                driver=_driver(content, plan),
+            )
     with timed(steps, "verify restore"):
         step(f"{label}: comparing checksums")
         in_restore = parse_checksums(
@@ -364,22 +436,96 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
                 requested_ns=requested_ns,
                 ready_ns=ready_ns,
             )
-    driver = str(dig(content, "spec", "driver") or "") or plan.provisioner
-    report = SnapshotCheckReport(
-        storage_class=plan.storage_class,
-        snapshot_class=plan.snapshot_class,
-        driver=driver,
-        namespace=ns,
-        size=request.size.text,
-        snapshot=snapshot_name,
-        restore_size=restore_size,
-        restore_storage_class=plan.storage_class,
-        run_id=plan.run_id,
-        steps=tuple(steps),
-        files=compare_restore(at_snapshot, after_change, in_restore),
+    report = _report(
+        plan,
+        snapshot_name,
+        restore_size,
+        steps,
+        placement=placement,
+        driver=_driver(content, plan),
+        files=tuple(compare_restore(at_snapshot, after_change, in_restore)),
         changes=tuple(describe_change()),
         setup_problems=tuple(plan_problems(at_snapshot, after_change)),
         under_load=under_load,
     )
     step(f"{label}: {report.verdict} ({report.total_seconds:.0f}s)")
     return report
+
+
+def _driver(content: JsonDict | None, plan: CheckPlan) -> str:
+    return str(dig(content, "spec", "driver") or "") or plan.provisioner
+
+
+def _report(
+    plan: CheckPlan,
+    snapshot_name: str,
+    restore_size: str,
+    steps: list[StepTiming],
+    *,
+    driver: str,
+    placement: RestorePlacement | None,
+    files: tuple[FileVerdict, ...] = (),
+    changes: tuple[str, ...] = (),
+    setup_problems: tuple[str, ...] = (),
+    under_load: UnderLoadResult | None = None,
+) -> SnapshotCheckReport:
+    return SnapshotCheckReport(
+        storage_class=plan.storage_class,
+        snapshot_class=plan.snapshot_class,
+        driver=driver,
+        namespace=plan.namespace,
+        size=plan.request.size.text,
+        snapshot=snapshot_name,
+        restore_size=restore_size,
+        restore_storage_class=plan.storage_class,
+        run_id=plan.run_id,
+        steps=tuple(steps),
+        files=files,
+        changes=changes,
+        setup_problems=setup_problems,
+        under_load=under_load,
+        restore_placement=placement,
+    )
+
+
+def restore_where(restore_node: str, source_node: str) -> str:
+    """How progress names the restore's node."""
+    return f"a node other than {source_node}" if restore_node == OTHER else f"node {restore_node}"
+
+
+def require_another_node(api: KubeApi, pods: PodSettings, source_node: str) -> None:
+    """Fail early (exit 2) when no node but the source's may run the reader.
+
+    Skipped when nodes may not be listed (RBAC): the scheduler then says it, at the timeout."""
+    try:
+        nodes = api.list(kinds.NODE)
+    except ClusterError as exc:
+        log.debug("cannot list nodes (%s); leaving the choice to the scheduler", exc.message)
+        return
+    others = [
+        n
+        for n in schedulable_nodes(nodes, replace(pods.placement, node_name=None))
+        if n != source_node
+    ]
+    if not others:
+        raise ClusterError(
+            f"--restore-node {OTHER}: no Ready, schedulable node other than {source_node} "
+            "(the source's) fits the pods' --node-selector and tolerations.",
+            "Run on a cluster with a second node, or widen --node-selector/--toleration.",
+        )
+
+
+def judge_placement(
+    api: KubeApi, restore_node: str, source_node: str, reader_pod: JsonDict, pvc: str, ns: str
+) -> RestorePlacement:
+    """Where the restore ended up, and whether its volume refused to go there."""
+    claim = api.get_or_none(kinds.PVC, pvc, ns)
+    volume = str(dig(claim, "spec", "volumeName") or "")
+    pv = api.get_or_none(kinds.PV, volume, None) if volume else None
+    reason = node_local_reason(reader_pod, pv)
+    return RestorePlacement(
+        requested=restore_node,
+        source_node=source_node,
+        restore_node=None if reason else str(dig(reader_pod, "spec", "nodeName") or "") or None,
+        node_local=reason,
+    )

@@ -97,14 +97,30 @@ def get_optional(api: KubeApi, kind: kinds.ResourceKind, name: str | None) -> Js
 # -- waiting ----------------------------------------------------------------------------------
 
 
-def wait_pod(api: KubeApi, pod: str, pvc: str, namespace: str, role: str, timeout_s: float) -> None:
-    """Wait for the pod to run; on timeout add the PVC's events (a restore fails there)."""
+def wait_pod(
+    api: KubeApi,
+    pod: str,
+    pvc: str,
+    namespace: str,
+    role: str,
+    timeout_s: float,
+    *,
+    or_until: Callable[[JsonDict], object] | None = None,
+) -> JsonDict:
+    """Wait for the pod to run (or for ``or_until`` to return something true); the pod.
+
+    On timeout the PVC's events are added (a restore fails there)."""
+    running = pod_running(role)
+
+    def done(obj: JsonDict) -> bool:
+        return bool(or_until and or_until(obj)) or running(obj)
+
     try:
-        wait_for(
+        return wait_for(
             api,
             kinds.POD,
             pod,
-            pod_running(role),
+            done,
             namespace=namespace,
             timeout_s=timeout_s,
             what="Running",

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from kubectl_storage.core.k8s import kinds
+from kubectl_storage.core.k8s.scheduling import schedulable_nodes
 from kubectl_storage.core.rbac import Condition
 from kubectl_storage.core.validate_persistence.mysql import (
     MOVES,
@@ -25,7 +26,6 @@ from kubectl_storage.core.validate_persistence.mysql import (
     pod_name_for,
     pvc_name_for,
 )
-from kubectl_storage.core.validate_persistence.nodes import schedulable_nodes
 from kubectl_storage.core.validate_persistence.report import (
     ControlScope,
     DurabilityCheck,

@@ -20,14 +20,13 @@ from dataclasses import replace
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.objects import dig
-from kubectl_storage.core.validate_persistence.mysql import Disruption, VolumeType, pvc_name_for
-from kubectl_storage.core.validate_persistence.nodes import (
-    cordon_patch,
+from kubectl_storage.core.k8s.scheduling import (
     describe_pinning,
     unschedulable_message,
-    volume_events,
     volume_nodes,
 )
+from kubectl_storage.core.validate_persistence.mysql import Disruption, VolumeType, pvc_name_for
+from kubectl_storage.core.validate_persistence.nodes import cordon_patch, volume_events
 from kubectl_storage.core.validate_persistence.report import PhaseResult, Verdict
 from kubectl_storage.errors import ForbiddenError, NotFoundError
 from kubectl_storage.kube.api import JsonDict, KubeApi
