@@ -6,6 +6,7 @@ from typing import Any, TextIO
 
 from kubectl_storage.core.k8s.quantities import format_bytes
 from kubectl_storage.core.snapshot.copy import SnapshotCopy
+from kubectl_storage.core.snapshot.freeze import FreezeResult
 from kubectl_storage.core.snapshot.listing import SnapshotListing
 from kubectl_storage.core.snapshot.snapshots import (
     SnapshotCheckReport,
@@ -135,6 +136,8 @@ def write_check_table(report: SnapshotCheckReport, out: TextIO, wide: bool = Fal
         )
     if report.under_load is not None:
         _write_under_load(report.under_load, out)
+    if report.freeze is not None:
+        _write_freeze(report.freeze, out)
     if report.problems:
         out.write("\nProblems:\n")
         out.writelines(f"  {p}\n" for p in report.problems)
@@ -156,6 +159,24 @@ def write_listing_table(report: SnapshotListing, out: TextIO, wide: bool = False
         size = format_bytes(entry.size_bytes) if not wide else str(entry.size_bytes)
         rows.append([entry.mode_text, entry.user, entry.group, size, entry.modified_text, name])
     write_table(rows, ["mode", "user", "group", "size", "modified", "name"], out, title=title)
+
+
+def _write_freeze(result: FreezeResult, out: TextIO) -> None:
+    """How long the source was frozen, or why it was not."""
+    if not result.frozen:
+        out.write(f"\nNot frozen: {result.reason}; the cut is crash-consistent.\n")
+        return
+    seconds = result.frozen_seconds
+    line = f"\nFrozen for {seconds:.1f}s" if seconds is not None else "\nFrozen"
+    line += f", thawed by the {result.thawed_by}" if result.thawed_by else ""
+    line += (
+        ", the snapshot cut while frozen"
+        if result.cut_while_frozen
+        else ", the snapshot not yet cut at the thaw"
+    )
+    if result.acknowledged_while_frozen is not None:
+        line += f"; {result.acknowledged_while_frozen} records acknowledged while frozen"
+    out.write(line + ".\n")
 
 
 def _write_under_load(result: UnderLoadResult, out: TextIO) -> None:

@@ -84,6 +84,15 @@ def check_command(
             metavar="NODE|other",
         ),
     ] = None,
+    freeze: Annotated[
+        bool,
+        typer.Option(
+            "--freeze",
+            help="Freeze the source filesystem (fsfreeze) from just before the snapshot until "
+            "it is cut: an application-consistent cut. Needs a namespace that allows "
+            "privileged pods; elsewhere the check runs crash-consistent and says why.",
+        ),
+    ] = False,
 ) -> None:
     """Check that a StorageClass's snapshots restore exactly what was snapshotted.
 
@@ -96,8 +105,11 @@ def check_command(
     the record in flight torn) holding every record acknowledged before the snapshot's
     creationTime. With --restore-node the restore is read on another node than the source: a
     snapshot that can be used only on the node that took it fails the check (exit 1). In
-    --dry-run, 'other' shows the source's node as WRITER_NODE. Everything created is deleted
-    afterwards, also on Ctrl-C.
+    --dry-run, 'other' shows the source's node as WRITER_NODE. With --freeze a freezer pod
+    (root, CAP_SYS_ADMIN only) on the writer's node freezes the source filesystem for the cut
+    and thaws it once the snapshot has a creationTime, or after 30 s at the latest; with
+    --under-load no record may be acknowledged while frozen and none may be torn. Everything
+    created is deleted afterwards, also on Ctrl-C (a frozen filesystem is thawed first).
 
     Examples:
 
@@ -110,6 +122,8 @@ def check_command(
         kubectl storage snapshot check -s fast --under-load
 
         kubectl storage snapshot check -s fast --restore-node other
+
+        kubectl storage snapshot check -s fast --under-load --freeze
 
         kubectl storage snapshot check -s fast --snapshot-class fast-snaps --dry-run
     """
@@ -135,6 +149,7 @@ def check_command(
         snapshot_class=snapshot_class,
         under_load=under_load,
         restore_node=restore_node,
+        freeze=freeze,
     )
     report = options.execute(
         CheckCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout

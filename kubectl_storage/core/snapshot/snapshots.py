@@ -41,6 +41,7 @@ from kubectl_storage.core.k8s.quantities import (
     parse_size_bytes,
 )
 from kubectl_storage.core.report.envelope import report_envelope
+from kubectl_storage.core.snapshot.freeze import FreezeResult
 from kubectl_storage.core.snapshot.log_writer import LOG_DIR
 from kubectl_storage.core.snapshot.restore_node import RestorePlacement
 from kubectl_storage.core.snapshot.under_load import UnderLoadResult
@@ -807,12 +808,15 @@ class SnapshotCheckReport:
     under_load: UnderLoadResult | None = None
     #: ``--restore-node``: where the source and the restore were read.
     restore_placement: RestorePlacement | None = None
+    #: ``--freeze``: what the freeze did around the cut.
+    freeze: FreezeResult | None = None
 
     @property
     def problems(self) -> list[str]:
         """Every reason the check failed."""
         found = list(self.setup_problems)
         found += self.restore_placement.problems if self.restore_placement else []
+        found += self.freeze.problems if self.freeze else []
         found += [f.problem for f in self.files if f.problem]
         return found + (self.under_load.problems if self.under_load else [])
 
@@ -851,6 +855,7 @@ class SnapshotCheckReport:
                     if self.restore_placement
                     else {}
                 ),
+                **({"freeze": self.freeze.to_dict()} if self.freeze else {}),
                 "problems": self.problems,
             },
         )

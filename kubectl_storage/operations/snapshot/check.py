@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field, replace
 
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.core.k8s.labels import object_name, with_run_labels
+from kubectl_storage.core.k8s.labels import RUN_ID, object_name, with_run_labels
 from kubectl_storage.core.k8s.manifests import (
     Manifest,
     PodIdentity,
@@ -18,15 +18,19 @@ from kubectl_storage.core.k8s.manifests import (
 )
 from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.core.k8s.quantities import Size
-from kubectl_storage.core.k8s.scheduling import schedulable_nodes
 from kubectl_storage.core.rbac import Condition
+from kubectl_storage.core.snapshot.freeze import (
+    ROLE_LABEL,
+    FreezeResult,
+    freeze_refusal,
+    freezer_pod,
+)
 from kubectl_storage.core.snapshot.log_writer import (
     Ack,
 )
 from kubectl_storage.core.snapshot.restore_node import (
     OTHER,
     RestorePlacement,
-    node_local_reason,
     reader_affinity,
     volume_topology_refusal,
     writer_affinity,
@@ -74,6 +78,12 @@ from kubectl_storage.operations.snapshot.common import (
     wait_pod,
     wait_snapshot_ready,
 )
+from kubectl_storage.operations.snapshot.freeze import Freeze, start_freeze, thaw_once_cut
+from kubectl_storage.operations.snapshot.restore_node import (
+    judge_placement,
+    require_another_node,
+    restore_where,
+)
 from kubectl_storage.operations.snapshot.under_load import (
     read_restored_log,
     start_writer,
@@ -94,6 +104,8 @@ class CheckRequest:
     under_load: bool = False  # a writer appends fsynced log records while the snapshot is cut
     #: Read the restore on this node, or on any node but the source's (``other``).
     restore_node: str | None = None
+    #: Freeze the source filesystem around the cut (application-consistent), where allowed.
+    freeze: bool = False
 
 
 @dataclass(frozen=True)
@@ -105,10 +117,20 @@ class CheckManifests:
     snapshot: Manifest
     restore_pvc: Manifest
     reader_pod: Manifest
+    #: --freeze, where the namespace allows it: the pod that freezes the source filesystem.
+    freezer_pod: Manifest | None = None
 
     def all(self) -> list[Manifest]:
         """Creation order."""
-        return [self.source_pvc, self.writer_pod, self.snapshot, self.restore_pvc, self.reader_pod]
+        freezer = [self.freezer_pod] if self.freezer_pod else []
+        return [
+            self.source_pvc,
+            self.writer_pod,
+            *freezer,
+            self.snapshot,
+            self.restore_pvc,
+            self.reader_pod,
+        ]
 
 
 CHECK_COMMAND = "snapshot-check"
@@ -147,13 +169,15 @@ def check_manifests(
     restore_size: str | None = None,
     restore_node: str | None = None,
     source_node: str | None = None,
+    freeze: bool = False,
 ) -> CheckManifests:
     """Every object the check creates, labelled for run ``run_id``.
 
     The restore's size is the snapshot's restoreSize, known once the snapshot is cut; until
     then (and in --dry-run) the restore PVC asks for the source's size. Likewise with
     ``--restore-node other`` the reader avoids the writer's node, known once the writer runs;
-    until then (in --dry-run) that node is named ``WRITER_NODE``.
+    until then (in --dry-run) that node is named ``WRITER_NODE``. With ``freeze`` a freezer pod
+    joins the writer on its node.
     """
     name = object_name(CHECK_COMMAND, run_id)
     writer_placement = pods.placement
@@ -171,19 +195,33 @@ def check_manifests(
     def labelled(manifest: Manifest) -> Manifest:
         return with_run_labels(manifest, run_id, CHECK_COMMAND)
 
-    return CheckManifests(
-        source_pvc=labelled(build_pvc(f"{name}-source", namespace, storage_class, size)),
-        writer_pod=labelled(
-            build_workload_pod(
-                f"{name}-writer",
+    writer_pod = labelled(
+        build_workload_pod(
+            f"{name}-writer",
+            namespace,
+            pods.image,
+            pvc_name=f"{name}-source",
+            mount_path=SOURCE_MOUNT,
+            identity=identity,
+            placement=writer_placement,
+        )
+    )
+    freezer = None
+    if freeze:
+        writer_pod["metadata"]["labels"][ROLE_LABEL] = "writer"
+        freezer = labelled(
+            freezer_pod(
+                f"{name}-freezer",
                 namespace,
                 pods.image,
-                pvc_name=f"{name}-source",
-                mount_path=SOURCE_MOUNT,
-                identity=identity,
-                placement=writer_placement,
+                pvc=f"{name}-source",
+                writer_labels={RUN_ID: run_id, ROLE_LABEL: "writer"},
             )
-        ),
+        )
+    return CheckManifests(
+        source_pvc=labelled(build_pvc(f"{name}-source", namespace, storage_class, size)),
+        writer_pod=writer_pod,
+        freezer_pod=freezer,
         snapshot=labelled(
             build_volume_snapshot(
                 name, namespace, pvc_name=f"{name}-source", snapshot_class=snapshot_class
@@ -225,6 +263,8 @@ class CheckPlan:
     identity: PodIdentity
     objects: CheckManifests
     provisioner: str = ""
+    #: --freeze asked for but not possible here: why (the run is then crash-consistent).
+    freeze_refusal: str | None = None
 
     def manifests(self) -> list[Manifest]:
         """Creation order (what --dry-run prints)."""
@@ -285,6 +325,7 @@ class CheckCommand:
                 storage_class, api.list(kinds.VOLUME_SNAPSHOT_CLASS), request.snapshot_class
             )
         identity = facts.identity(request.pods.identity)
+        refusal = freeze_refusal(facts.pod_security, block=False) if request.freeze else None
         objects = check_manifests(
             facts.namespace,
             class_name,
@@ -294,6 +335,7 @@ class CheckCommand:
             identity,
             run_id=run_id,
             restore_node=request.restore_node,
+            freeze=request.freeze and refusal is None,
         )
         return CheckPlan(
             run_id=run_id,
@@ -304,6 +346,7 @@ class CheckCommand:
             identity=identity,
             objects=objects,
             provisioner=str(storage_class.get("provisioner") or ""),
+            freeze_refusal=refusal,
         )
 
     def run(
@@ -343,10 +386,23 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
         with timed(steps, "start log writer"):
             step(f"{label}: starting the log writer (fsynced records, kept running for the cut)")
             start_writer(api, writer, ns, timeout)
+    freeze: Freeze | FreezeResult | None = None
+    if objects.freezer_pod is not None:
+        with timed(steps, "freeze source"):
+            step(f"{label}: starting the freezer pod next to the writer")
+            freeze = start_freeze(
+                api, scope, objects.freezer_pod, source_name, ns, timeout,
+                lambda text: step(f"{label}: {text}"),
+            )  # fmt: skip
+    elif request.freeze:
+        freeze = FreezeResult(frozen=False, reason=plan.freeze_refusal)
+        step(f"{label}: not freezing: {plan.freeze_refusal}; the cut is crash-consistent")
     requested_ns = time.time_ns()
     with timed(steps, "take snapshot"):
         step(f"{label}: taking VolumeSnapshot {snapshot_name} with class {plan.snapshot_class}")
         scope.create(kinds.VOLUME_SNAPSHOT, objects.snapshot, ns, settled=snapshot_settled)
+        if isinstance(freeze, Freeze):
+            thaw_once_cut(freeze, snapshot_name, lambda text: step(f"{label}: {text}"))
         step(f"{label}: waiting for the snapshot to be readyToUse")
         snapshot = wait_snapshot_ready(api, snapshot_name, ns, timeout)
     ready_ns = time.time_ns()
@@ -436,6 +492,10 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
                 requested_ns=requested_ns,
                 ready_ns=ready_ns,
             )
+    freeze_result = freeze.result() if isinstance(freeze, Freeze) else freeze
+    if freeze_result is not None:
+        torn = under_load.log.torn if under_load else None
+        freeze_result = freeze_result.with_log(acks, torn.offset if torn else None)
     report = _report(
         plan,
         snapshot_name,
@@ -447,6 +507,7 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
         changes=tuple(describe_change()),
         setup_problems=tuple(plan_problems(at_snapshot, after_change)),
         under_load=under_load,
+        freeze=freeze_result,
     )
     step(f"{label}: {report.verdict} ({report.total_seconds:.0f}s)")
     return report
@@ -468,6 +529,7 @@ def _report(
     changes: tuple[str, ...] = (),
     setup_problems: tuple[str, ...] = (),
     under_load: UnderLoadResult | None = None,
+    freeze: FreezeResult | None = None,
 ) -> SnapshotCheckReport:
     return SnapshotCheckReport(
         storage_class=plan.storage_class,
@@ -485,47 +547,5 @@ def _report(
         setup_problems=setup_problems,
         under_load=under_load,
         restore_placement=placement,
-    )
-
-
-def restore_where(restore_node: str, source_node: str) -> str:
-    """How progress names the restore's node."""
-    return f"a node other than {source_node}" if restore_node == OTHER else f"node {restore_node}"
-
-
-def require_another_node(api: KubeApi, pods: PodSettings, source_node: str) -> None:
-    """Fail early (exit 2) when no node but the source's may run the reader.
-
-    Skipped when nodes may not be listed (RBAC): the scheduler then says it, at the timeout."""
-    try:
-        nodes = api.list(kinds.NODE)
-    except ClusterError as exc:
-        log.debug("cannot list nodes (%s); leaving the choice to the scheduler", exc.message)
-        return
-    others = [
-        n
-        for n in schedulable_nodes(nodes, replace(pods.placement, node_name=None))
-        if n != source_node
-    ]
-    if not others:
-        raise ClusterError(
-            f"--restore-node {OTHER}: no Ready, schedulable node other than {source_node} "
-            "(the source's) fits the pods' --node-selector and tolerations.",
-            "Run on a cluster with a second node, or widen --node-selector/--toleration.",
-        )
-
-
-def judge_placement(
-    api: KubeApi, restore_node: str, source_node: str, reader_pod: JsonDict, pvc: str, ns: str
-) -> RestorePlacement:
-    """Where the restore ended up, and whether its volume refused to go there."""
-    claim = api.get_or_none(kinds.PVC, pvc, ns)
-    volume = str(dig(claim, "spec", "volumeName") or "")
-    pv = api.get_or_none(kinds.PV, volume, None) if volume else None
-    reason = node_local_reason(reader_pod, pv)
-    return RestorePlacement(
-        requested=restore_node,
-        source_node=source_node,
-        restore_node=None if reason else str(dig(reader_pod, "spec", "nodeName") or "") or None,
-        node_local=reason,
+        freeze=freeze,
     )
