@@ -24,7 +24,7 @@ from kubectl_storage.cli.snapshot.common import (
     ImageOpt,
     RestoreClassOpt,
     RestoreSizeOpt,
-    pod_settings,
+    pod_settings_of,
 )
 from kubectl_storage.cli.snapshot.group import snapshot_app
 from kubectl_storage.errors import UsageError
@@ -111,17 +111,7 @@ def browse_command(
         raise UsageError(
             f"a PATH ({path}) is only used with --tree or --ls", "The shell starts at /snapshot."
         )
-    pods = pod_settings(
-        node=node,
-        node_selector=node_selector,
-        toleration=toleration,
-        run_as_user=run_as_user,
-        fs_group=fs_group,
-        image=image,
-        registry=registry,
-        timeout=timeout,
-        keep=keep,
-    )
+    pods = pod_settings_of(ctx)
 
     request = BrowseRequest(
         source=SnapshotSource(

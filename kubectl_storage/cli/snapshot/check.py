@@ -21,7 +21,7 @@ from kubectl_storage.cli.options import (
 )
 from kubectl_storage.cli.snapshot.common import (
     ImageOpt,
-    pod_settings,
+    pod_settings_of,
 )
 from kubectl_storage.cli.snapshot.group import snapshot_app
 from kubectl_storage.core.k8s.quantities import Size
@@ -131,17 +131,7 @@ def check_command(
     from kubectl_storage.render.snapshot import write_check_table  # noqa: PLC0415 - runtime only
 
     options = options_of(ctx)
-    pods = pod_settings(
-        node=node,
-        node_selector=node_selector,
-        toleration=toleration,
-        run_as_user=run_as_user,
-        fs_group=fs_group,
-        image=image,
-        registry=registry,
-        timeout=timeout,
-        keep=keep,
-    )
+    pods = pod_settings_of(ctx)
     request = CheckRequest(
         pods=pods,
         storage_class=storage_class,

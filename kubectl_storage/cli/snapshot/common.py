@@ -38,6 +38,23 @@ RestoreSizeOpt = Annotated[
 ]
 
 
+def pod_settings_of(ctx: typer.Context) -> PodSettings:
+    """The pod settings from the command's own flags (--node … --keep), which every snapshot
+    subcommand that creates pods declares under the same names."""
+    given = ctx.params
+    return pod_settings(
+        node=given.get("node"),
+        node_selector=given.get("node_selector"),
+        toleration=given.get("toleration"),
+        run_as_user=given.get("run_as_user"),
+        fs_group=given.get("fs_group"),
+        image=given.get("image"),
+        registry=given.get("registry"),
+        timeout=float(given.get("timeout", 300)),
+        keep=bool(given.get("keep", False)),
+    )
+
+
 def pod_settings(
     *,
     node: str | None,

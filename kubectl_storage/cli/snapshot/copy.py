@@ -22,7 +22,7 @@ from kubectl_storage.cli.snapshot.common import (
     ImageOpt,
     RestoreClassOpt,
     RestoreSizeOpt,
-    pod_settings,
+    pod_settings_of,
 )
 from kubectl_storage.cli.snapshot.group import snapshot_app
 from kubectl_storage.errors import UsageError
@@ -83,17 +83,7 @@ def cp_command(
         snapshot, path = parse_snapshot_ref(source)
     except ValueError as exc:
         raise UsageError(str(exc), "See kubectl storage snapshot cp --help.") from exc
-    pods = pod_settings(
-        node=node,
-        node_selector=node_selector,
-        toleration=toleration,
-        run_as_user=run_as_user,
-        fs_group=fs_group,
-        image=image,
-        registry=registry,
-        timeout=timeout,
-        keep=keep,
-    )
+    pods = pod_settings_of(ctx)
 
     request = CopyRequest(
         source=SnapshotSource(
