@@ -18,6 +18,11 @@ CLASS = "csi-hostpath-sc"
 TIMEOUT = "180"
 
 
+def _common(cluster, namespace: str) -> tuple[str, ...]:
+    """The flags every run here shares: the test image, the wait, the namespace."""
+    return ("--image", cluster.mariadb_image, "--timeout", TIMEOUT, "-n", namespace)
+
+
 def _managed(cluster, namespace: str) -> list[str]:
     items = cluster.get_json(
         "statefulsets,pods,pvc,secrets",
@@ -36,16 +41,11 @@ def test_restart_and_crash_keep_committed_data(cluster, namespace) -> None:
     )
     result = run_cli(
         "validate-persistence",
+        *_common(cluster, namespace),
         "-s",
         CLASS,
-        "--image",
-        cluster.mariadb_image,
         "--rows",
         "300",
-        "--timeout",
-        TIMEOUT,
-        "-n",
-        namespace,
         "-o",
         "json",
         "-v",
@@ -94,18 +94,13 @@ def test_restart_and_crash_keep_committed_data(cluster, namespace) -> None:
 def test_a_server_not_configured_for_durable_commits_fails(cluster, namespace) -> None:
     result = run_cli(
         "validate-persistence",
+        *_common(cluster, namespace),
         "-s",
         CLASS,
-        "--image",
-        cluster.mariadb_image,
         "--server-arg=--innodb-flush-log-at-trx-commit=2",
         "--rows",
         "20",
         "--no-fsync-probe",
-        "--timeout",
-        TIMEOUT,
-        "-n",
-        namespace,
         "-o",
         "json",
     )
@@ -132,10 +127,9 @@ def test_a_server_not_configured_for_durable_commits_fails(cluster, namespace) -
 def test_allow_non_durable_config_runs_the_check_and_still_reports_it(cluster, namespace) -> None:
     result = run_cli(
         "validate-persistence",
+        *_common(cluster, namespace),
         "-s",
         CLASS,
-        "--image",
-        cluster.mariadb_image,
         "--server-arg=--innodb-flush-log-at-trx-commit=2",
         "--allow-non-durable-config",
         "--disruptions",
@@ -143,10 +137,6 @@ def test_allow_non_durable_config_runs_the_check_and_still_reports_it(cluster, n
         "--rows",
         "20",
         "--no-fsync-probe",
-        "--timeout",
-        TIMEOUT,
-        "-n",
-        namespace,
     )
     # A crash of mysqld alone loses nothing with =2 (the log is written at each commit); the
     # report still says the configuration is not durable.
@@ -160,18 +150,13 @@ def test_allow_non_durable_config_runs_the_check_and_still_reports_it(cluster, n
 def test_empty_dir_control_reports_the_loss(cluster, namespace) -> None:
     result = run_cli(
         "validate-persistence",
+        *_common(cluster, namespace),
         "--volume-type",
         "emptyDir",
         "--disruptions",
         "restart",
-        "--image",
-        cluster.mariadb_image,
         "--rows",
         "50",
-        "--timeout",
-        TIMEOUT,
-        "-n",
-        namespace,
     )
     assert result.exit_code == 1, result.stderr
     assert "FAIL: committed data was lost on the emptyDir volume in restart" in result.stdout
@@ -185,19 +170,14 @@ def test_empty_dir_control_reports_the_loss(cluster, namespace) -> None:
 def test_password_never_shown_and_keep_leaves_the_objects(cluster, namespace) -> None:
     result = run_cli(
         "validate-persistence",
+        *_common(cluster, namespace),
         "--volume-type",
         "emptyDir",
         "--disruptions",
         "crash",
-        "--image",
-        cluster.mariadb_image,
         "--rows",
         "20",
-        "--timeout",
-        TIMEOUT,
         "--keep",
-        "-n",
-        namespace,
         "-vv",
         "-o",
         "yaml",
@@ -249,18 +229,13 @@ def test_missing_class_exits_2_and_creates_nothing(cluster, namespace) -> None:
 def test_ctrl_c_during_the_crash_writer_leaves_nothing(cluster, namespace) -> None:
     proc = start_cli(
         "validate-persistence",
+        *_common(cluster, namespace),
         "-s",
         CLASS,
-        "--image",
-        cluster.mariadb_image,
         "--rows",
         "20",
         "--disruptions",
         "crash",
-        "--timeout",
-        TIMEOUT,
-        "-n",
-        namespace,
         "-v",
     )
     seen = wait_for_stderr(proc, "seeded and read back", timeout=240)
