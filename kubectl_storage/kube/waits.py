@@ -33,16 +33,24 @@ def wait_for(
     timeout_s: float,
     what: str,
     hint: str = "",
+    comes_back: bool = False,
 ) -> JsonDict:
-    """Watch ``kind/name`` until ``predicate`` holds; raise WaitTimeoutError with context if not."""
+    """Watch ``kind/name`` until ``predicate`` holds; raise WaitTimeoutError with context if not.
+
+    An object that is deleted while it is waited for ends the wait at once (ClusterError),
+    unless ``comes_back``: a StatefulSet's pod is deleted and made again under the same name."""
     deadline = time.monotonic() + timeout_s
     last: JsonDict | None = None
+    seen = False
     while True:
         current = api.get_or_none(kind, name, namespace)
         if current is not None:
             last = current
+            seen = True
             if predicate(current):
                 return current
+        elif seen and not comes_back:
+            raise _deleted_error(kind, name, namespace, what)
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             break
@@ -55,8 +63,11 @@ def wait_for(
             timeout_s=max(1, min(int(remaining) + 1, 60)),
         ):
             if event_type == "DELETED":
+                if not comes_back:
+                    raise _deleted_error(kind, name, namespace, what)
                 last = None
                 break
+            seen = True
             last = obj
             if predicate(obj):
                 return obj
@@ -143,6 +154,16 @@ def nudge(api: KubeApi, kind: ResourceKind, name: str, namespace: str | None) ->
         )
     except StorageToolError as exc:
         log.debug("could not nudge %s %s: %s", kind.kind, name, exc)
+
+
+def _deleted_error(kind: ResourceKind, name: str, namespace: str | None, what: str) -> ClusterError:
+    where = f" in namespace {namespace}" if namespace else ""
+    return ClusterError(
+        f"{kind.kind} {name}{where} was deleted while waiting for it to be {what}",
+        "Something else deleted it: an eviction, the namespace being deleted, another tool or "
+        "a controller. `kubectl get events" + (f" -n {namespace}" if namespace else "") + "` "
+        "may say which.",
+    )
 
 
 def _timeout_error(

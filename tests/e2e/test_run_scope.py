@@ -21,8 +21,8 @@ import warnings
 import pytest
 
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.errors import Interrupted
-from kubectl_storage.kube import run_scope
+from kubectl_storage.errors import ClusterError, Interrupted
+from kubectl_storage.kube import run_scope, waits
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.connection import ConnectionSettings, connect
 from kubectl_storage.kube.podexec import exec_in_pod
@@ -269,3 +269,44 @@ def test_a_snapshot_the_controller_forgot_is_nudged_and_goes(
         assert "nudging it" in done.stderr
     assert cluster.get_json("volumesnapshots", "-n", namespace)["items"] == []
     assert time.monotonic() - started < 60
+
+
+# -- waiting for an object that goes away ------------------------------------------------------
+
+
+def _delete_later(api: KubeApi, name: str, namespace: str, recreate: bool = False) -> None:
+    def go() -> None:
+        time.sleep(1.5)
+        api.delete(kinds.CONFIGMAP, name, namespace)
+        if recreate:
+            time.sleep(1.0)
+            api.create(kinds.CONFIGMAP, {**_configmap(name), "data": {"state": "done"}}, namespace)
+
+    threading.Thread(target=go, daemon=True).start()
+
+
+def test_a_wait_ends_at_once_when_its_object_is_deleted(api, namespace) -> None:
+    api.create(kinds.CONFIGMAP, _configmap("goes"), namespace)
+    _delete_later(api, "goes", namespace)
+    started = time.monotonic()
+    with pytest.raises(ClusterError, match=r"ConfigMap goes in namespace .* was deleted while"):
+        waits.wait_for(
+            api, kinds.CONFIGMAP, "goes", _done, namespace=namespace, timeout_s=60, what="done"
+        )
+    assert time.monotonic() - started < 30
+
+
+def test_a_wait_for_an_object_that_comes_back_follows_it(api, namespace) -> None:
+    api.create(kinds.CONFIGMAP, _configmap("returns"), namespace)
+    _delete_later(api, "returns", namespace, recreate=True)
+    found = waits.wait_for(
+        api,
+        kinds.CONFIGMAP,
+        "returns",
+        _done,
+        namespace=namespace,
+        timeout_s=60,
+        what="done",
+        comes_back=True,
+    )
+    assert found["data"] == {"state": "done"}

@@ -200,6 +200,7 @@ def _wait_unschedulable(pod: MysqlPod, uid: str | None, node: str) -> str:
         namespace=pod.ns,
         timeout_s=pod.request.timeout_s,
         what=f"the scheduler's answer for the new pod (its volume is pinned to {node})",
+        comes_back=True,  # the old pod goes, the StatefulSet's new one has the same name
     )
     return unschedulable_message(current) or f"scheduled on {dig(current, 'spec', 'nodeName')}"
 

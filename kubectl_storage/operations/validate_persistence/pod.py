@@ -163,6 +163,7 @@ class MysqlPod:
             namespace=self.ns,
             timeout_s=self.request.timeout_s,
             what=what,
+            comes_back=True,  # the StatefulSet makes the pod again under the same name
             hint=(
                 "If the pod is Pending, check its events: the PVC (provisioner, "
                 "WaitForFirstConsumer, quota), taints (--toleration) and resources. "
