@@ -67,6 +67,13 @@ GUEST_PACKAGES = (
     "util-linux",
     "busybox",
     "e2fsprogs",
+    # The NFS scenario's sec=krb5p phases (guest/krb5.sh): an MIT KDC (kdb5_util, kadmin.local;
+    # rpc.gssd and rpc.svcgssd are in nfs-common and nfs-kernel-server already) and NFS-Ganesha,
+    # the krb5p server there (this kernel's nfsd answers krb5p calls GARBAGE_ARGS).
+    "krb5-kdc",
+    "krb5-admin-server",
+    "nfs-ganesha",
+    "nfs-ganesha-vfs",
 )
 #: Host packages, each with a file it installs (checked without the dpkg lock).
 HOST_PACKAGES = {
@@ -725,9 +732,13 @@ def keep_captures(run_dir: Path, guest: Guest) -> None:
                 "multipath-tools",
                 "udev",
                 "util-linux",
+                "krb5-kdc",
+                "nfs-ganesha",
             )
         ),
-        "- NFS server: the guest kernel's nfsd; iSCSI target: the guest kernel's LIO (configfs)",
+        "- NFS server: the guest kernel's nfsd, except nfs/krb5-*: NFS-Ganesha (FSAL VFS, the same",
+        "  directories, sec=sys and krb5p) with an MIT KDC in the guest; the NFS client is always",
+        "  the guest kernel's; iSCSI target: the guest kernel's LIO (configfs)",
         "",
         "| scenario | phase | files |",
         "|---|---|---|",

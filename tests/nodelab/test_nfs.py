@@ -10,8 +10,10 @@ mountstats) of the client the mount uses; and per server address the TCP connect
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -151,7 +153,45 @@ PHASES: dict[str, Phase] = {
         },
         {"10.10.0.21": 1, "10.10.0.22": 4},
     ),
+    # One NFS client for two security flavours (the server: NFS-Ganesha, see guest/nfs.sh; the
+    # client: the kernel's, with rpc.gssd and the guest's KDC). NFSv4.1 10.10.0.23: sec=sys with
+    # nconnect=4 first, then sec=krb5p asking for nconnect=2: the kernel shows nconnect=4 on both
+    # and the krb5p mount runs the same 4 transports, so NFS031 on both, and the krb5p mount also
+    # NFSK8S001 (nconnect requested 2, effective 4) and NFS033 (nconnect=4 with krb5p).
+    "krb5-inherit": _expect(
+        {
+            "krb5-sys-first": Mount(
+                ("NFS031 warn", SYS),
+                {"vers": "4.1", "sec": "sys", "nconnect": "4", "addr": "10.10.0.23"},
+                xprts=4,
+            ),
+            "krb5p-second": Mount(
+                ("NFS031 warn", "NFS033 warn", "NFSK8S001 warn"),
+                {"vers": "4.1", "sec": "krb5p", "nconnect": "4", "addr": "10.10.0.23"},
+                xprts=4,
+            ),
+        },
+        {"10.10.0.23": 4},
+    ),
+    # The quiet case: NFSv4.2 10.10.0.24, sec=krb5p first, then sec=sys, neither with nconnect:
+    # one client, one connection, nothing inconsistent; the krb5p mount has no finding at all.
+    "krb5-quiet": _expect(
+        {
+            "krb5p-first": Mount(
+                (), {"vers": "4.2", "sec": "krb5p", "nconnect": None, "addr": "10.10.0.24"}
+            ),
+            "krb5-sys-second": Mount(
+                (SYS,), {"vers": "4.2", "sec": "sys", "nconnect": None, "addr": "10.10.0.24"}
+            ),
+        },
+        {"10.10.0.24": 1},
+    ),
 }
+
+#: Phases whose mounts of one server address must share one NFS client whatever their security
+#: flavour: the kernel's own client list (/proc/fs/nfsfs/servers) has one client for the address,
+#: used by both superblocks (USE 2), and both mounts' mountstats show the same transports.
+ONE_CLIENT_PHASES = {"krb5-inherit": "10.10.0.23", "krb5-quiet": "10.10.0.24"}
 
 #: The same captures judged with the Azure NetApp Files profile (--profile anf): rsize/wsize above
 #: 256 KiB warn, nconnect above 8 is noted, NFSv3 warns, and NFSv3 with more than 128 RPC slots
@@ -223,6 +263,33 @@ def test_phases_ran(lab: LabRun) -> None:
 @pytest.mark.parametrize("name", list(PHASES))
 def test_phase(lab: LabRun, name: str) -> None:
     _check(lab, name, PHASES[name])
+
+
+@pytest.mark.parametrize("name", list(ONE_CLIENT_PHASES))
+def test_phase_one_client_for_both_flavours(lab: LabRun, name: str) -> None:
+    address = ONE_CLIENT_PHASES[name]
+    servers_table = (lab.phase("nfs", name) / "nfsfs.txt").read_text().split("\n\n")[0]
+    servers = [line.split() for line in servers_table.splitlines()[1:] if line.strip()]
+    assert [(row[0], row[3], row[4]) for row in servers] == [("v4", "2", address)], servers_table
+    report = lab.mount_report(name)
+    flavours = {mount["options"].get("sec") for mount in report["mounts"]}
+    assert flavours == {"sys", "krb5p"}
+    assert {mount["options"].get("addr") for mount in report["mounts"]} == {address}
+    # The same transports: mountstats' xprt lines (counters included) are one list for both.
+    stats = _xprt_lines(lab.phase("nfs", name) / "collect-mount.txt")
+    assert len(stats) == 2, stats
+    assert stats[0] == stats[1], stats
+
+
+def _xprt_lines(collect: Path) -> list[list[str]]:
+    """The ``xprt:`` lines of each NFS mount in the capture's mountstats, in order."""
+    mounts: list[list[str]] = []
+    for line in collect.read_text().splitlines():
+        if line.startswith("device ") and re.search(r" with fstype nfs4? statvers=", line):
+            mounts.append([])
+        elif line.strip().startswith("xprt:") and mounts:
+            mounts[-1].append(line.strip())
+    return mounts
 
 
 @pytest.mark.parametrize("name", list(ANF_PHASES))
