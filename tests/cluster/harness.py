@@ -1208,6 +1208,15 @@ spec:
 ---
 apiVersion: v1
 kind: PersistentVolumeClaim
+metadata: {{name: block}}
+spec:
+  accessModes: [ReadWriteOnce]
+  volumeMode: Block
+  resources: {{requests: {{storage: 16Mi}}}}
+  storageClassName: csi-hostpath-sc
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
 metadata: {{name: localpath}}
 spec:
   accessModes: [ReadWriteOnce]
@@ -1220,14 +1229,18 @@ metadata: {{name: writer}}
 spec:
   restartPolicy: Never
   nodeSelector: {{kubernetes.io/hostname: {node}}}
+  securityContext: {{supplementalGroups: [6]}}  # the disk group owns the raw device
   containers:
   - name: w
     image: {toolbox}
-    command: [sh, -c, "echo smoke > /a/f && echo smoke > /b/f && fio --version && cat /a/f /b/f"]
+    command: [sh, -c, "echo smoke > /a/f && echo smoke > /b/f && fio --version && cat /a/f /b/f
+      && printf smoke | dd of=/dev/tk8s-block bs=512 conv=sync oflag=direct status=none"]
     volumeMounts: [{{name: a, mountPath: /a}}, {{name: b, mountPath: /b}}]
+    volumeDevices: [{{name: c, devicePath: /dev/tk8s-block}}]
   volumes:
   - {{name: a, persistentVolumeClaim: {{claimName: hostpath}}}}
   - {{name: b, persistentVolumeClaim: {{claimName: localpath}}}}
+  - {{name: c, persistentVolumeClaim: {{claimName: block}}}}
 """
 
 SMOKE_READER = """
@@ -1237,13 +1250,16 @@ metadata: {{name: reader}}
 spec:
   restartPolicy: Never
   nodeSelector: {{kubernetes.io/hostname: {node}}}
+  securityContext: {{supplementalGroups: [6]}}
   containers:
   - name: r
     image: {toolbox}
-    command: [sh, -c, "grep -qx smoke /a/f"]
+    command: [sh, -c, "grep -qx smoke /a/f && head -c 5 /dev/tk8s-block | grep -qx smoke"]
     volumeMounts: [{{name: a, mountPath: /a}}]
+    volumeDevices: [{{name: c, devicePath: /dev/tk8s-block}}]
   volumes:
   - {{name: a, persistentVolumeClaim: {{claimName: hostpath}}}}
+  - {{name: c, persistentVolumeClaim: {{claimName: block}}}}
 """
 
 SMOKE_SNAPSHOT = """
@@ -1253,12 +1269,20 @@ metadata: {name: snap}
 spec:
   volumeSnapshotClassName: csi-hostpath-snapclass
   source: {persistentVolumeClaimName: hostpath}
+---
+apiVersion: snapshot.storage.k8s.io/v1
+kind: VolumeSnapshot
+metadata: {name: snap-block}
+spec:
+  volumeSnapshotClassName: csi-hostpath-snapclass
+  source: {persistentVolumeClaimName: block}
 """
 
 
 def smoke_test(nodes: list[Node]) -> None:
-    """PVCs in both classes bind, a toolbox pod on the last node writes to both, a pod on the
-    first node reads the shared volume (with more than one node), a snapshot becomes ready."""
+    """PVCs in both classes bind (and a Block one of csi-hostpath-sc), a toolbox pod on the last
+    node writes to all three, a pod on the first node reads the shared volume and the raw device
+    (with more than one node), a snapshot of each csi-hostpath-sc volume becomes ready."""
     ns = f"tk8s-smoke-{int(time.time())}"
     t0 = time.monotonic()
     log(f"verifying storage in namespace {ns}")
@@ -1313,11 +1337,12 @@ def smoke_test(nodes: list[Node]) -> None:
                 "wait",
                 "--for=jsonpath={.status.readyToUse}=true",
                 "volumesnapshot/snap",
+                "volumesnapshot/snap-block",
                 "--timeout=90s",
                 timeout=110,
             )
         except HarnessError as e:
-            desc = kubectl("-n", ns, "describe", "volumesnapshot/snap", check=False).stdout
+            desc = kubectl("-n", ns, "describe", "volumesnapshot", check=False).stdout
             raise HarnessError(
                 f"storage smoke test: snapshot not ready: {e}\n{desc[-3000:]}"
             ) from None
@@ -1495,6 +1520,44 @@ def unmount_all(*prefixes: str) -> None:
         log(f"warning: still mounted: {left[:5]}")
 
 
+def loop_devices() -> dict[str, str]:
+    """Attached loop devices (/dev/loopN) and their backing files, from sysfs."""
+    out = {}
+    for f in Path("/sys/block").glob("loop*/loop/backing_file"):
+        try:
+            backing = f.read_text().strip()
+        except OSError:
+            continue
+        out["/dev/" + f.parent.parent.name] = backing.removesuffix("(deleted)").strip()
+    return out
+
+
+def device_mounted(dev: str) -> bool:
+    """Whether a bind mount of the device node ``dev`` (a published block volume) is left."""
+    root = "/" + Path(dev).name
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        fstype = fields[fields.index("-") + 1] if "-" in fields else ""
+        if fstype == "devtmpfs" and fields[3] == root:
+            return True
+    return False
+
+
+def detach_loops(*prefixes: str, unused_only: bool = False) -> None:
+    """Detach the loop devices whose backing file is under one of ``prefixes``: the CSI driver's
+    block volume images (CSI_STATE) and the kubelet's own loop device on each block volume it
+    maps (under its root dir), which nothing unpublishes when the harness kills the pods.
+    ``unused_only`` keeps the devices that a mount (another node's publish) still uses."""
+    for dev, backing in sorted(loop_devices().items()):
+        if not any(backing.startswith(p) for p in prefixes):
+            continue
+        if unused_only and device_mounted(dev):
+            continue
+        r = subprocess.run(["losetup", "--detach", dev], capture_output=True, text=True)
+        if r.returncode != 0 and Path(f"/sys/block/{Path(dev).name}/loop").exists():
+            log(f"warning: losetup --detach {dev} ({backing}): {r.stderr.strip()}")
+
+
 def kill_containers(node: Node) -> None:
     """Stop every container of the node's k8s.io namespace (shims outlive containerd otherwise)."""
     ctr = [*node.ctr(), "-n", "k8s.io"]
@@ -1527,6 +1590,9 @@ def stop_node(node: Node, purge: bool = False) -> None:
             if refs:
                 subprocess.run([*ctr, "images", "rm", *refs], capture_output=True)
     unmount_all(str(node.kubelet_root) + "/", node.containerd_state + "/")
+    # the kubelet's loop devices on its block volumes, and volumes only this node had published
+    detach_loops(str(node.kubelet_root) + "/")
+    detach_loops(str(CSI_STATE) + "/", unused_only=True)
     stop("containerd" + node.suffix)
     if node.cni_ipam_dir.exists():
         for f in node.cni_ipam_dir.glob("*/*"):
@@ -1588,6 +1654,8 @@ def down(args) -> int:
                 m.unlink()
     # pod volume mounts, container rootfs and network namespaces
     unmount_all(str(KUBELET_ROOT) + "/", "/run/containerd/io.containerd.", "/run/netns/cni-")
+    # block volumes: the kubelet's loop devices and the driver's (nothing is published now)
+    detach_loops(str(KUBELET_ROOT) + "/", str(CSI_STATE) + "/")
     for ns in Path("/run/netns").glob("cni-*") if Path("/run/netns").exists() else []:
         ns.unlink(missing_ok=True)
     for name in reversed(ALL_NAMES[: ALL_NAMES.index("kubelet")]):
