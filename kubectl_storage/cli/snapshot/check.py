@@ -24,6 +24,7 @@ from kubectl_storage.cli.snapshot.common import (
     pod_settings_of,
 )
 from kubectl_storage.cli.snapshot.group import snapshot_app
+from kubectl_storage.core.k8s.manifests import VolumeMode
 from kubectl_storage.core.k8s.quantities import Size
 from kubectl_storage.errors import FindingsError
 
@@ -84,6 +85,13 @@ def check_command(
             metavar="NODE|other",
         ),
     ] = None,
+    volume_mode: Annotated[
+        VolumeMode,
+        typer.Option(
+            "--volume-mode",
+            help="Filesystem, or Block: a raw block volume, checked by byte ranges of the device.",
+        ),
+    ] = VolumeMode.FILESYSTEM,
     freeze: Annotated[
         bool,
         typer.Option(
@@ -110,6 +118,8 @@ def check_command(
     and thaws it once the snapshot has a creationTime, or after 30 s at the latest; with
     --under-load no record may be acknowledged while frozen and none may be torn. Everything
     created is deleted afterwards, also on Ctrl-C (a frozen filesystem is thawed first).
+    With --volume-mode Block the volumes are raw devices and the "files" are byte ranges of the
+    device (first block, unaligned, 16 MiB): overwritten, zeroed and filled after the snapshot.
 
     Examples:
 
@@ -124,6 +134,8 @@ def check_command(
         kubectl storage snapshot check -s fast --restore-node other
 
         kubectl storage snapshot check -s fast --under-load --freeze
+
+        kubectl storage snapshot check -s fast --volume-mode Block
 
         kubectl storage snapshot check -s fast --snapshot-class fast-snaps --dry-run
     """
@@ -140,6 +152,7 @@ def check_command(
         under_load=under_load,
         restore_node=restore_node,
         freeze=freeze,
+        volume_mode=volume_mode,
     )
     report = options.execute(
         CheckCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout

@@ -717,10 +717,16 @@ class FileVerdict:
 
 
 def compare_restore(
-    at_snapshot: dict[str, str], after_change: dict[str, str], restored: dict[str, str]
+    at_snapshot: dict[str, str],
+    after_change: dict[str, str],
+    restored: dict[str, str],
+    sizes: Mapping[str, int] | None = None,
 ) -> tuple[FileVerdict, ...]:
-    """Judge every path: the restore must equal ``at_snapshot`` and hold none of the change."""
-    sizes = {f.path: f.size_bytes for f in (*CHECK_FILES, ADDED)}
+    """Judge every path: the restore must equal ``at_snapshot`` and hold none of the change.
+
+    ``sizes`` are the paths' sizes for the report (default: the filesystem check's files)."""
+    if sizes is None:
+        sizes = {f.path: f.size_bytes for f in (*CHECK_FILES, ADDED)}
     verdicts = []
     for path in sorted(set(at_snapshot) | set(restored) | set(after_change)):
         expected = at_snapshot.get(path)
@@ -810,6 +816,8 @@ class SnapshotCheckReport:
     restore_placement: RestorePlacement | None = None
     #: ``--freeze``: what the freeze did around the cut.
     freeze: FreezeResult | None = None
+    #: ``Block``: the "files" are byte ranges of the raw device (core/snapshot/block_ranges.py).
+    volume_mode: str = "Filesystem"
 
     @property
     def problems(self) -> list[str]:
@@ -841,6 +849,7 @@ class SnapshotCheckReport:
                 "driver": self.driver,
                 "namespace": self.namespace,
                 "size": self.size,
+                "volumeMode": self.volume_mode,
                 "snapshot": self.snapshot,
                 "restoreSize": self.restore_size,
                 "restoreStorageClass": self.restore_storage_class,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from kubectl_storage.core.k8s import kinds
@@ -13,12 +14,23 @@ from kubectl_storage.core.k8s.labels import RUN_ID, object_name, with_run_labels
 from kubectl_storage.core.k8s.manifests import (
     Manifest,
     PodIdentity,
+    VolumeMode,
     build_pvc,
     build_workload_pod,
 )
 from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.core.k8s.quantities import Size
 from kubectl_storage.core.rbac import Condition
+from kubectl_storage.core.snapshot.block_ranges import (
+    BLOCK_DEVICE,
+    RANGE_SIZES,
+    block_change_script,
+    block_checksum_script,
+    block_plan_problems,
+    block_size_problem,
+    block_write_script,
+    describe_block_change,
+)
 from kubectl_storage.core.snapshot.freeze import (
     ROLE_LABEL,
     FreezeResult,
@@ -36,6 +48,8 @@ from kubectl_storage.core.snapshot.restore_node import (
     writer_affinity,
 )
 from kubectl_storage.core.snapshot.snapshots import (
+    ADDED,
+    CHECK_FILES,
     SNAPSHOT_MOUNT,
     SOURCE_MOUNT,
     FileVerdict,
@@ -106,6 +120,13 @@ class CheckRequest:
     restore_node: str | None = None
     #: Freeze the source filesystem around the cut (application-consistent), where allowed.
     freeze: bool = False
+    #: ``Block``: raw block volumes, checked by byte ranges of the device.
+    volume_mode: VolumeMode = VolumeMode.FILESYSTEM
+
+    @property
+    def block(self) -> bool:
+        """Raw block volumes."""
+        return self.volume_mode is VolumeMode.BLOCK
 
 
 @dataclass(frozen=True)
@@ -135,6 +156,36 @@ class CheckManifests:
 
 CHECK_COMMAND = "snapshot-check"
 
+
+@dataclass(frozen=True)
+class CheckScripts:
+    """What the pods run and how it is judged: files on a filesystem, or ranges of a device."""
+
+    write: str
+    change: str
+    read_restore: str
+    sizes: dict[str, int]
+    describe: Callable[[], list[str]]
+    plan_problems: Callable[[dict[str, str], dict[str, str]], list[str]]
+
+
+FILE_SCRIPTS = CheckScripts(
+    write=write_script(),
+    change=change_script(),
+    read_restore=checksum_script(SNAPSHOT_MOUNT),
+    sizes={f.path: f.size_bytes for f in (*CHECK_FILES, ADDED)},
+    describe=describe_change,
+    plan_problems=plan_problems,
+)
+BLOCK_SCRIPTS = CheckScripts(
+    write=block_write_script(),
+    change=block_change_script(),
+    read_restore=block_checksum_script(),
+    sizes=RANGE_SIZES,
+    describe=describe_block_change,
+    plan_problems=block_plan_problems,
+)
+
 #: In --dry-run with ``--restore-node other``: the writer's node, known once it runs.
 WRITER_NODE = "WRITER_NODE"
 
@@ -145,9 +196,14 @@ def validate_check(request: CheckRequest) -> None:
     Raises:
         UsageError: the size is too small for the files.
     """
-    problem = check_size_problem(request.size.bytes)
+    problem = (block_size_problem if request.block else check_size_problem)(request.size.bytes)
     if problem:
         raise UsageError(f"-z {request.size} is too small: {problem}", "Example: -z 1Gi")
+    if request.block and request.under_load:
+        raise UsageError(
+            "--under-load writes a log file and needs --volume-mode Filesystem",
+            "Check the block volume without --under-load.",
+        )
     node = request.pods.placement.node_name
     if request.restore_node and node and request.restore_node == node:
         raise UsageError(
@@ -170,6 +226,7 @@ def check_manifests(
     restore_node: str | None = None,
     source_node: str | None = None,
     freeze: bool = False,
+    volume_mode: VolumeMode = VolumeMode.FILESYSTEM,
 ) -> CheckManifests:
     """Every object the check creates, labelled for run ``run_id``.
 
@@ -180,6 +237,7 @@ def check_manifests(
     joins the writer on its node.
     """
     name = object_name(CHECK_COMMAND, run_id)
+    device = BLOCK_DEVICE if volume_mode is VolumeMode.BLOCK else None
     writer_placement = pods.placement
     reader_placement = pods.placement
     if restore_node:
@@ -202,6 +260,7 @@ def check_manifests(
             pods.image,
             pvc_name=f"{name}-source",
             mount_path=SOURCE_MOUNT,
+            block_device_path=device,
             identity=identity,
             placement=writer_placement,
         )
@@ -219,7 +278,11 @@ def check_manifests(
             )
         )
     return CheckManifests(
-        source_pvc=labelled(build_pvc(f"{name}-source", namespace, storage_class, size)),
+        source_pvc=labelled(
+            build_pvc(
+                f"{name}-source", namespace, storage_class, size, volume_mode=str(volume_mode)
+            )
+        ),
         writer_pod=writer_pod,
         freezer_pod=freezer,
         snapshot=labelled(
@@ -233,6 +296,7 @@ def check_manifests(
                 namespace,
                 storage_class,
                 restore_size or size,
+                volume_mode=str(volume_mode),
                 data_source=snapshot_data_source(name),
             )
         ),
@@ -243,6 +307,7 @@ def check_manifests(
                 pods.image,
                 pvc_name=f"{name}-restore",
                 mount_path=SNAPSHOT_MOUNT,
+                block_device_path=device,
                 read_only=True,
                 identity=identity,
                 placement=reader_placement,
@@ -325,7 +390,7 @@ class CheckCommand:
                 storage_class, api.list(kinds.VOLUME_SNAPSHOT_CLASS), request.snapshot_class
             )
         identity = facts.identity(request.pods.identity)
-        refusal = freeze_refusal(facts.pod_security, block=False) if request.freeze else None
+        refusal = freeze_refusal(facts.pod_security, request.block) if request.freeze else None
         objects = check_manifests(
             facts.namespace,
             class_name,
@@ -336,6 +401,7 @@ class CheckCommand:
             run_id=run_id,
             restore_node=request.restore_node,
             freeze=request.freeze and refusal is None,
+            volume_mode=request.volume_mode,
         )
         return CheckPlan(
             run_id=run_id,
@@ -362,6 +428,8 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
     ns = plan.namespace
     timeout = request.pods.timeout_s
     label = f"StorageClass {plan.storage_class}"
+    scripts = BLOCK_SCRIPTS if request.block else FILE_SCRIPTS
+    what = "ranges of the device" if request.block else "files"
     steps: list[StepTiming] = []
     objects = plan.objects
     source_name = objects.source_pvc["metadata"]["name"]
@@ -378,9 +446,9 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
     if request.restore_node == OTHER:
         require_another_node(api, request.pods, source_node)
     with timed(steps, "write known files"):
-        step(f"{label}: writing known files (fsynced) and their checksums")
+        step(f"{label}: writing known {what} (fsynced) and their checksums")
         at_snapshot = parse_checksums(
-            run_script(api, writer, write_script(), ns, timeout, "writing the known files")
+            run_script(api, writer, scripts.write, ns, timeout, f"writing the known {what}")
         )
     if request.under_load:
         with timed(steps, "start log writer"):
@@ -414,7 +482,7 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
     with timed(steps, "change source"):
         step(f"{label}: changing the source after the snapshot")
         after_change = parse_checksums(
-            run_script(api, writer, change_script(), ns, timeout, "changing the source")
+            run_script(api, writer, scripts.change, ns, timeout, "changing the source")
         )
     content = get_optional(api, kinds.VOLUME_SNAPSHOT_CONTENT, content_name_of(snapshot))
     source_pvc = api.get_or_none(kinds.PVC, source_name, ns)
@@ -435,6 +503,7 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
         restore_size=restore_size,
         restore_node=request.restore_node,
         source_node=source_node,
+        volume_mode=request.volume_mode,
     )
     restore_name = restored.restore_pvc["metadata"]["name"]
     reader = restored.reader_pod["metadata"]["name"]
@@ -478,9 +547,7 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
     with timed(steps, "verify restore"):
         step(f"{label}: comparing checksums")
         in_restore = parse_checksums(
-            run_script(
-                api, reader, checksum_script(SNAPSHOT_MOUNT), ns, timeout, "reading the restore"
-            )
+            run_script(api, reader, scripts.read_restore, ns, timeout, "reading the restore")
         )
         under_load = None
         if request.under_load:
@@ -503,9 +570,9 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
         steps,
         placement=placement,
         driver=_driver(content, plan),
-        files=tuple(compare_restore(at_snapshot, after_change, in_restore)),
-        changes=tuple(describe_change()),
-        setup_problems=tuple(plan_problems(at_snapshot, after_change)),
+        files=tuple(compare_restore(at_snapshot, after_change, in_restore, scripts.sizes)),
+        changes=tuple(scripts.describe()),
+        setup_problems=tuple(scripts.plan_problems(at_snapshot, after_change)),
         under_load=under_load,
         freeze=freeze_result,
     )
@@ -548,4 +615,5 @@ def _report(
         under_load=under_load,
         restore_placement=placement,
         freeze=freeze,
+        volume_mode=str(plan.request.volume_mode),
     )

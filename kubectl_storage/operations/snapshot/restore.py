@@ -179,6 +179,18 @@ def plan_restore(
         raise choice_error(exc) from exc
 
 
+def _refuse_block(what: str, volume_mode: object) -> None:
+    """Browse and cp read files: a raw block volume has none (and restoring it as a filesystem
+    is refused by the provisioner, which would only show at the timeout)."""
+    if volume_mode == "Block":
+        raise UsageError(
+            f"{what} is of a raw block volume (volumeMode Block): snapshot browse and cp read "
+            "files, and a block device has no files to read",
+            "`kubectl storage snapshot check --volume-mode Block` checks that block snapshots "
+            "restore; to read one, restore it into a Block PVC and attach that to a pod.",
+        )
+
+
 def _plan_from_snapshot(api: KubeApi, plan: RestorePlan) -> RestorePlan:
     source = plan.source
     name = str(source.snapshot)
@@ -198,6 +210,9 @@ def _plan_from_snapshot(api: KubeApi, plan: RestorePlan) -> RestorePlan:
         driver = (vsc or {}).get("driver")
     pvc_name = dig(spec, "source", "persistentVolumeClaimName")
     source_pvc = api.get_or_none(kinds.PVC, pvc_name, source.namespace) if pvc_name else None
+    # The content records the mode since external-snapshotter 6; the source PVC says it too.
+    mode = dig(content, "spec", "sourceVolumeMode") or dig(source_pvc, "spec", "volumeMode")
+    _refuse_block(f"VolumeSnapshot {name}", mode)
     restore_class = choose_restore_class(
         snapshot_name=name,
         driver=str(driver) if driver else None,
@@ -226,6 +241,7 @@ def _plan_from_pvc(api: KubeApi, plan: RestorePlan) -> RestorePlan:
             f'PVC "{pvc_name}" does not exist in namespace {source.namespace}',
             "Check the name and the namespace (-n).",
         )
+    _refuse_block(f"PVC {pvc_name}", dig(pvc, "spec", "volumeMode"))
     phase = dig(pvc, "status", "phase")
     if phase != "Bound":
         raise UsageError(
