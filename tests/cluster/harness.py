@@ -17,6 +17,7 @@ import base64
 import fcntl
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -64,6 +65,13 @@ KUBELET_ROOT = Path("/var/lib/kubelet")
 CSI_DRIVER = "hostpath.csi.k8s.io"
 CSI_SOCK = KUBELET_ROOT / "plugins" / "csi-hostpath" / "csi.sock"
 CSI_STATE = Path("/var/lib/csi-hostpath-data")
+# The driver's volumes live on a filesystem of their own (ext4 on a loop device over a sparse
+# image), not on the host's root filesystem: `snapshot check --freeze` freezes a volume's
+# filesystem, which must not be the one etcd, containerd and the kubelets write to. Snapshots
+# stay in CSI_STATE/snapshots on the root filesystem, as a real backend keeps them apart.
+CSI_VOLUMES = CSI_STATE / "volumes"
+CSI_VOLUMES_IMAGE = Path("/var/lib/csi-hostpath-volumes.img")
+CSI_VOLUMES_SIZE = "64G"
 LOCAL_PATH_DIR = STATE / "local-path"
 CNI_CONF_DIR = STATE / "cni" / "net.d"
 CNI_IPAM_DIR = STATE / "cni" / "ipam"
@@ -1454,6 +1462,7 @@ def up(args) -> int:
         kubectl("label", "node", node.name, f"{NODE_LABEL}={node.index}", "--overwrite")
     NODES_FILE.write_text(f"{n}\n")
 
+    ensure_volume_fs()
     apply_storage_objects(nodes)
     components = storage_components()
     for node in nodes[1:]:
@@ -1518,6 +1527,37 @@ def unmount_all(*prefixes: str) -> None:
     left = mounts_under(*prefixes)
     if left:
         log(f"warning: still mounted: {left[:5]}")
+
+
+def ensure_volume_fs() -> None:
+    """Mount the driver's volume filesystem at CSI_VOLUMES (made on first use)."""
+    if os.path.ismount(CSI_VOLUMES):
+        return
+    if running("tk8s-hostpath"):
+        raise HarnessError(
+            f"{CSI_VOLUMES} is not the volume filesystem but the driver runs on it: "
+            "run tests/cluster/down first"
+        )
+    if CSI_VOLUMES.exists() and any(CSI_VOLUMES.iterdir()):
+        log(f"removing volumes of an earlier layout in {CSI_VOLUMES}")
+        shutil.rmtree(CSI_VOLUMES)
+    CSI_VOLUMES.mkdir(parents=True, exist_ok=True)
+    if not CSI_VOLUMES_IMAGE.exists():
+        log(
+            f"making the volume filesystem: ext4 on {CSI_VOLUMES_IMAGE} ({CSI_VOLUMES_SIZE}, sparse)"
+        )
+        run("truncate", "-s", CSI_VOLUMES_SIZE, CSI_VOLUMES_IMAGE)
+        run("mkfs.ext4", "-q", "-F", "-m", "0", "-L", "tk8s-volumes", CSI_VOLUMES_IMAGE)
+    run("mount", "-o", "loop", CSI_VOLUMES_IMAGE, CSI_VOLUMES)
+    # lost+found would look like a volume to anyone listing the directory
+    shutil.rmtree(CSI_VOLUMES / "lost+found", ignore_errors=True)
+
+
+def release_volume_fs() -> None:
+    """Unmount the volume filesystem and remove its image (for --purge)."""
+    if os.path.ismount(CSI_VOLUMES):
+        subprocess.run(["umount", str(CSI_VOLUMES)], capture_output=True)
+    CSI_VOLUMES_IMAGE.unlink(missing_ok=True)
 
 
 def loop_devices() -> dict[str, str]:
@@ -1678,6 +1718,7 @@ def down(args) -> int:
             + f" (build cache {CACHE} is kept)"
         )
         unmount_all(str(KUBELET_ROOT) + "/", str(STATE) + "/", *(e + "/" for e in extra))
+        release_volume_fs()
         for d in (STATE, KUBELET_ROOT, CSI_STATE, *extra):
             shutil.rmtree(d, ignore_errors=True)
         for n in others:
