@@ -1445,7 +1445,13 @@ def up(args) -> int:
             wait_for(c.name, c.ready, c.ready_timeout, c.logfile, c.name)
     taint_from = args.taint_nodes_from or MAX_NODES + 1
     for node in nodes:
-        started |= start(kubelet_component(node, tainted=node.index >= taint_from))
+        kl = kubelet_component(node, tainted=node.index >= taint_from)
+        if not running(kl.name):
+            # A CSINode's driver entries are immutable: one left from an earlier driver build
+            # (other topology keys) would refuse the driver's registration. The kubelet makes
+            # the object again when it starts.
+            kubectl("delete", "csinode", node.name, "--ignore-not-found", check=False)
+        started |= start(kl)
     for node in nodes:
         kl = kubelet_component(node)
         wait_for(

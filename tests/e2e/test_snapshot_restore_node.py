@@ -88,3 +88,43 @@ def test_the_source_node_as_restore_node_is_a_usage_error(cluster, namespace) ->
     assert result.exit_code == 2
     assert "--restore-node tk8s-node is the node the source runs on" in result.stderr
     assert _managed(cluster, namespace) == []
+
+
+@pytest.fixture
+def node_local_class(cluster, namespace):
+    """A class of the test driver whose volumes, and the restores of their snapshots, are
+    usable on one node only (its tk8s.io/node-local parameter: CSI accessible topology)."""
+    name = f"{namespace}-node-local"[:63]
+    cluster.apply(
+        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\n"
+        f"metadata: {{name: {name}}}\nprovisioner: hostpath.csi.k8s.io\n"
+        "volumeBindingMode: Immediate\nreclaimPolicy: Delete\n"
+        'parameters: {tk8s.io/node-local: "true"}\n'
+    )
+    yield name
+    cluster.kubectl_run("delete", "storageclass", name, "--ignore-not-found")
+
+
+def test_a_node_local_snapshot_is_reported_and_fails(cluster, namespace, node_local_class) -> None:
+    # On its own node the class restores fine: the check without --restore-node passes.
+    alone = run_cli("snapshot", "check", "-s", node_local_class, *SMALL, "-n", namespace)
+    assert alone.exit_code == 0, alone.stderr
+
+    result = run_cli(
+        "snapshot", "check", "-s", node_local_class, *SMALL, "--restore-node", "other",
+        "-n", namespace, "-o", "json",
+    )  # fmt: skip
+    assert result.exit_code == 1, result.stderr
+    report = json.loads(result.stdout)
+    placement = report["restorePlacement"]
+    assert placement["nodeLocal"] is True
+    assert placement["restoreNode"] is None
+    assert f"topology.hostpath.tk8s/node In [{placement['sourceNode']}]" in placement["reason"]
+    assert "didn't match PersistentVolume's node affinity" in placement["reason"]
+    assert report["problems"] == [
+        f"the snapshot cannot be used on another node than {placement['sourceNode']}: "
+        + placement["reason"]
+    ]
+    assert report["files"] == []  # the restore was never read
+    assert "restore only on the node that took them" in result.stderr
+    assert _managed(cluster, namespace) == []

@@ -161,9 +161,14 @@ def check_command(
         return
     options.emit(report, write_check_table)
     if report.verdict != "pass":
+        node_local = report.restore_placement is not None and report.restore_placement.node_local
         raise FindingsError(
             f"snapshot check of StorageClass {report.storage_class} failed: "
             + "; ".join(report.problems[:5]),
-            "The restore did not hold the snapshot-time content. Run with --keep to inspect "
+            "The class's snapshots restore only on the node that took them: a workload that "
+            "moves to another node cannot be restored there. Use a class with shared storage "
+            "for that, or check without --restore-node."
+            if node_local
+            else "The restore did not hold the snapshot-time content. Run with --keep to inspect "
             "the volumes, and report it to the CSI driver's maintainers with -o json output.",
         )

@@ -57,6 +57,65 @@ type volumeMeta struct {
 	SourceSnap    string `json:"sourceSnapshot,omitempty"`
 	SourceVol     string `json:"sourceVolume,omitempty"`
 	Block         bool   `json:"block,omitempty"` // a sparse image file, not a directory
+	// Node is set for a node-local volume (class parameter tk8s.io/node-local: "true"): the
+	// only node it may be used on, as a local disk's volume.
+	Node string `json:"node,omitempty"`
+}
+
+// A StorageClass parameter that makes the class node-local: each volume (and each restore of
+// its snapshots, and each clone) is usable on one node only, reported as CSI accessible
+// topology, so the PV gets a node affinity the scheduler enforces. For tests of commands that
+// must tell node-local storage apart (snapshot check --restore-node); nothing else changes:
+// the data still lives in the shared state dir.
+const (
+	nodeLocalParam = "tk8s.io/node-local"
+	topologyKey    = "topology.hostpath.tk8s/node"
+)
+
+// nodeLocalPlacement decides the node of a new node-local volume: a restore or clone stays on
+// its source's node (refused when the request's topology excludes it, as a local disk cannot
+// serve another node), a new volume goes to the first preferred (else requisite) node.
+func (d *driver) nodeLocalPlacement(req *csi.CreateVolumeRequest) (string, error) {
+	source := ""
+	if sid := req.GetVolumeContentSource().GetSnapshot().GetSnapshotId(); sid != "" {
+		var sm snapMeta
+		if err := readJSON(d.snapMeta(sid), &sm); err != nil {
+			return "", status.Errorf(codes.NotFound, "snapshot %s not found", sid)
+		}
+		source = sm.Node
+	} else if vid := req.GetVolumeContentSource().GetVolume().GetVolumeId(); vid != "" {
+		var vm volumeMeta
+		if err := readJSON(d.volMeta(vid), &vm); err != nil {
+			return "", status.Errorf(codes.NotFound, "volume %s not found", vid)
+		}
+		source = vm.Node
+	}
+	ar := req.GetAccessibilityRequirements()
+	if source != "" {
+		allowed := len(ar.GetRequisite()) == 0
+		for _, t := range ar.GetRequisite() {
+			if t.GetSegments()[topologyKey] == source {
+				allowed = true
+			}
+		}
+		if !allowed {
+			return "", status.Errorf(codes.ResourceExhausted, "the source is on node %s and a node-local volume cannot be made elsewhere", source)
+		}
+		return source, nil
+	}
+	for _, t := range append(ar.GetPreferred(), ar.GetRequisite()...) {
+		if node := t.GetSegments()[topologyKey]; node != "" {
+			return node, nil
+		}
+	}
+	return d.nodeID, nil
+}
+
+func topologyOf(node string) []*csi.Topology {
+	if node == "" {
+		return nil
+	}
+	return []*csi.Topology{{Segments: map[string]string{topologyKey: node}}}
 }
 
 type snapMeta struct {
@@ -65,6 +124,7 @@ type snapMeta struct {
 	CreatedUnix  int64  `json:"createdUnix"`
 	SizeBytes    int64  `json:"sizeBytes"`
 	Block        bool   `json:"block,omitempty"` // a sparse copy of a block volume's image
+	Node         string `json:"node,omitempty"`  // the source's node, for a node-local volume
 }
 
 // diskGID owns block device nodes on Debian, Ubuntu, RHEL and Alpine (udev's rule for loop
@@ -162,6 +222,9 @@ func (d *driver) GetPluginCapabilities(context.Context, *csi.GetPluginCapabiliti
 	}, {
 		Type: &csi.PluginCapability_VolumeExpansion_{VolumeExpansion: &csi.PluginCapability_VolumeExpansion{
 			Type: csi.PluginCapability_VolumeExpansion_ONLINE}},
+	}, {
+		Type: &csi.PluginCapability_Service_{Service: &csi.PluginCapability_Service{
+			Type: csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS}},
 	}}}, nil
 }
 
@@ -258,9 +321,16 @@ func (d *driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		if meta.CapacityBytes < capacity {
 			return nil, status.Errorf(codes.AlreadyExists, "volume %s exists with smaller capacity", id)
 		}
-		return &csi.CreateVolumeResponse{Volume: &csi.Volume{VolumeId: id, CapacityBytes: meta.CapacityBytes, ContentSource: src}}, nil
+		return &csi.CreateVolumeResponse{Volume: &csi.Volume{VolumeId: id, CapacityBytes: meta.CapacityBytes, ContentSource: src, AccessibleTopology: topologyOf(meta.Node)}}, nil
 	}
 	meta = volumeMeta{ID: id, CapacityBytes: capacity, Block: block}
+	if req.GetParameters()[nodeLocalParam] == "true" {
+		node, err := d.nodeLocalPlacement(req)
+		if err != nil {
+			return nil, err
+		}
+		meta.Node = node
+	}
 	if block {
 		if err := d.createBlock(&meta, src); err != nil {
 			return nil, err
@@ -271,8 +341,8 @@ func (d *driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	if err := writeJSON(d.volMeta(id), &meta); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	log.Printf("created %s volume %s (%d bytes, snapshot=%q volume=%q)", modeName(block), id, capacity, meta.SourceSnap, meta.SourceVol)
-	return &csi.CreateVolumeResponse{Volume: &csi.Volume{VolumeId: id, CapacityBytes: capacity, ContentSource: src}}, nil
+	log.Printf("created %s volume %s (%d bytes, snapshot=%q volume=%q node=%q)", modeName(block), id, capacity, meta.SourceSnap, meta.SourceVol, meta.Node)
+	return &csi.CreateVolumeResponse{Volume: &csi.Volume{VolumeId: id, CapacityBytes: capacity, ContentSource: src, AccessibleTopology: topologyOf(meta.Node)}}, nil
 }
 
 // createDir makes a Filesystem volume's directory, empty or from a snapshot or volume.
@@ -526,7 +596,7 @@ func (d *driver) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 	// Like upstream hostpath (and block-based drivers), the restore size is the source volume's
 	// capacity, not the bytes in use.
 	size := src.CapacityBytes
-	m = snapMeta{ID: id, SourceVolume: vid, CreatedUnix: taken.Unix(), SizeBytes: size, Block: src.Block}
+	m = snapMeta{ID: id, SourceVolume: vid, CreatedUnix: taken.Unix(), SizeBytes: size, Block: src.Block, Node: src.Node}
 	if err := writeJSON(d.snapMeta(id), &m); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
@@ -572,7 +642,8 @@ func (d *driver) ListSnapshots(ctx context.Context, req *csi.ListSnapshotsReques
 // ---- node ----
 
 func (d *driver) NodeGetInfo(context.Context, *csi.NodeGetInfoRequest) (*csi.NodeGetInfoResponse, error) {
-	return &csi.NodeGetInfoResponse{NodeId: d.nodeID}, nil
+	// Every node reports its own topology segment; only node-local volumes are constrained by it.
+	return &csi.NodeGetInfoResponse{NodeId: d.nodeID, AccessibleTopology: &csi.Topology{Segments: map[string]string{topologyKey: d.nodeID}}}, nil
 }
 
 func (d *driver) NodeGetCapabilities(context.Context, *csi.NodeGetCapabilitiesRequest) (*csi.NodeGetCapabilitiesResponse, error) {
