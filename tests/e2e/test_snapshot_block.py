@@ -83,12 +83,24 @@ def test_under_load_needs_a_filesystem(cluster, namespace) -> None:
     assert _managed(cluster, namespace) == []
 
 
-def test_sigint_leaves_no_object_and_no_loop_device(cluster, namespace) -> None:
+@pytest.mark.parametrize(
+    "when",
+    [
+        "writing known ranges",
+        "waiting for the snapshot",
+        "changing the source",
+        "waiting for the restored volume",
+        "comparing checksums",
+    ],
+)
+def test_sigint_leaves_no_object_and_no_loop_device(cluster, namespace, when: str) -> None:
     proc = start_cli("snapshot", "check", "-s", CLASS, *BLOCK, "-n", namespace, "-v")
-    wait_for_stderr(proc, "waiting for the restored volume", timeout=240)
+    wait_for_stderr(proc, when, timeout=240)
     proc.send_signal(signal.SIGINT)
     _, stderr = finish_cli(proc, 240)
     assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
     assert _managed(cluster, namespace) == []
+    assert cluster.get_json("volumesnapshots", "-n", namespace)["items"] == []
     # The kubelet tears the reader's device down after its pod object is gone: wait for that.
     _wait_until_no_orphan_loops()
