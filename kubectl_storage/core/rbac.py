@@ -474,8 +474,10 @@ def permission_rows(commands: Sequence[CommandAccess]) -> list[dict[str, str]]:
 
 
 def checks_for(command: str, conditions: Iterable[str] = ()) -> list[Permission]:
-    """The permissions preflight verifies for one run: the command's namespace-scope writes
-    (:data:`CHECKED_VERBS`) that apply under ``conditions``, from the one table above.
+    """The permissions preflight verifies for one run: the command's writes
+    (:data:`CHECKED_VERBS`) that apply under ``conditions``, from the one table above. Writes on
+    cluster-scoped kinds (cordoning a node) are checked too: refused at the move, they would
+    fail the run after the database was made.
 
     Raises:
         UnknownCommandError: the command is not in the table.
@@ -485,7 +487,7 @@ def checks_for(command: str, conditions: Iterable[str] = ()) -> list[Permission]
     active = set(conditions)
     checked = []
     for permission in COMMANDS[command].permissions:
-        if permission.scope is not Scope.NAMESPACE:
+        if permission.scope not in (Scope.NAMESPACE, Scope.CLUSTER):
             continue
         if permission.when and permission.when not in active:
             continue

@@ -24,7 +24,7 @@ from kubectl_storage.core.k8s.objects import (
     labels_of,
     name_of,
 )
-from kubectl_storage.core.rbac import checks_for
+from kubectl_storage.core.rbac import Scope, checks_for
 from kubectl_storage.errors import ForbiddenError, NotFoundError, UsageError
 from kubectl_storage.kube.access import ENFORCE_LABEL, AccessRequest, can_i
 from kubectl_storage.kube.api import JsonDict, KubeApi
@@ -195,39 +195,52 @@ def require_snapshot_api(api: KubeApi) -> None:
 
 def access_requests(command: str, namespace: str, needs: Requirements) -> list[AccessRequest]:
     """The SelfSubjectAccessReviews for one run, from the RBAC table."""
+    return [request for request, _ in _access_requests(command, namespace, needs)]
+
+
+def _access_requests(
+    command: str, namespace: str, needs: Requirements
+) -> list[tuple[AccessRequest, str]]:
+    """Each review with the reason the table gives for it."""
     requests = []
     for permission in checks_for(command, needs.conditions):
         for resource in permission.resources:
             name, _, subresource = resource.partition("/")
             for verb in permission.verbs:
-                requests.append(
-                    AccessRequest(
-                        verb,
-                        name,
-                        group=permission.group,
-                        namespace=namespace,
-                        subresource=subresource,
-                    )
+                request = AccessRequest(
+                    verb,
+                    name,
+                    group=permission.group,
+                    namespace=None if permission.scope is Scope.CLUSTER else namespace,
+                    subresource=subresource,
                 )
+                requests.append((request, permission.why))
     return requests
 
 
 def require_permissions(api: KubeApi, command: str, namespace: str, needs: Requirements) -> None:
     """Raise one ForbiddenError naming every write the run needs and may not do."""
-    requests = access_requests(command, namespace, needs)
+    pairs = _access_requests(command, namespace, needs)
+    requests = [request for request, _ in pairs]
     # One review per verb and resource; asked together, they cost one round trip of latency.
     with ThreadPoolExecutor(max_workers=min(8, max(1, len(requests)))) as pool:
         answers = list(pool.map(lambda r: can_i(api, r)[0], requests))
-    missing = [_describe(r) for r, allowed in zip(requests, answers, strict=True) if not allowed]
-    if missing:
+    refused = [pair for pair, allowed in zip(pairs, answers, strict=True) if not allowed]
+    if refused:
+        # A cluster-wide right is often one a namespace's user cannot get: say which step
+        # needs it, so the user can leave that step out instead.
+        steps = sorted({why for request, why in refused if request.namespace is None})
         raise ForbiddenError(
-            f"not allowed to {needs.doing or command}: missing permission to " + ", ".join(missing),
+            f"not allowed to {needs.doing or command}: missing permission to "
+            + ", ".join(_describe(request) for request, _ in refused),
             "Ask a cluster admin to grant them (`kubectl storage rbac "
-            f"{command}` prints a Role that does), or use a context that has them (--context).",
+            f"{command}` prints a Role that does), or use a context that has them (--context)."
+            + (f" The cluster-wide one is needed to {'; '.join(steps)}." if steps else ""),
         )
 
 
 def _describe(request: AccessRequest) -> str:
     sub = f"/{request.subresource}" if request.subresource else ""
     group = f".{request.group}" if request.group else ""
-    return f"{request.verb} {request.resource}{group}{sub} in namespace {request.namespace}"
+    where = f"in namespace {request.namespace}" if request.namespace else "(cluster-wide)"
+    return f"{request.verb} {request.resource}{group}{sub} {where}"

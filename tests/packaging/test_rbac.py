@@ -224,3 +224,15 @@ def test_usage_errors() -> None:
     assert result.exit_code == 2
     assert "NAMESPACE:NAME" in result.stderr
     assert result.stdout == ""
+
+
+def test_a_cluster_wide_write_is_checked_cluster_wide() -> None:
+    """Cordoning a node is a write on a cluster-scoped kind: asked without a namespace, and only
+    when the run moves the pod."""
+    moving = access_requests(
+        "validate-persistence", "ns", Requirements(conditions=frozenset({Condition.RESCHEDULE}))
+    )
+    cordon = [r for r in moving if r.resource == "nodes"]
+    assert [(r.verb, r.namespace) for r in cordon] == [("patch", None)]
+    staying = access_requests("validate-persistence", "ns", Requirements())
+    assert not [r for r in staying if r.resource == "nodes"]
