@@ -58,9 +58,16 @@ def debug_pods(cluster, namespace: str | None = None) -> list[str]:
     return [item["metadata"]["name"] for item in json.loads(r.stdout)["items"]]
 
 
-def test_mount_audit_maps_the_csi_volume_of_a_running_pod(cluster, namespace):
+@pytest.mark.parametrize("index", [1, 2])
+def test_mount_audit_maps_the_csi_volume_of_a_running_pod(cluster, namespace, index: int):
+    # Node 2 of the test cluster runs its kubelet with --root-dir=/var/lib/tk8s-kubelet-2, as
+    # a real cluster's kubelet may: its volumes must be mapped all the same.
+    if index > len(cluster.nodes):
+        pytest.fail(f"the test cluster has {len(cluster.nodes)} node(s); this test needs {index}")
+    target = cluster.nodes[index - 1]
+    root = "/var/lib/kubelet" if index == 1 else f"/var/lib/tk8s-kubelet-{index}"
     cluster.apply(PVC, namespace)
-    cluster.apply(HOLDER.format(image=cluster.busybox_image, node=cluster.node), namespace)
+    cluster.apply(HOLDER.format(image=cluster.busybox_image, node=target), namespace)
     cluster.wait(namespace, "pod/holder", "condition=Ready", 180)
     pv = cluster.get_json("-n", namespace, "pvc/data")["spec"]["volumeName"]
     uid = cluster.get_json("-n", namespace, "pod/holder")["metadata"]["uid"]
@@ -79,7 +86,7 @@ def test_mount_audit_maps_the_csi_volume_of_a_running_pod(cluster, namespace):
     report = result.json()
     assert list(report)[:2] == ["apiVersion", "kind"]
     assert report["kind"] == "MountAuditReport"
-    node = next(n for n in report["nodes"] if n["node"] == cluster.node)
+    node = next(n for n in report["nodes"] if n["node"] == target)
     assert node["error"] is None
     assert node["mounts"] == []  # no NFS on this node
     assert node["kernel"]
@@ -93,9 +100,7 @@ def test_mount_audit_maps_the_csi_volume_of_a_running_pod(cluster, namespace):
     assert volume["driver"] == "hostpath.csi.k8s.io"
     assert volume["kind"] == "pod-volume"
     assert volume["pod_uid"] == uid
-    assert volume["mountpoint"] == (
-        f"/var/lib/kubelet/pods/{uid}/volumes/kubernetes.io~csi/{pv}/mount"
-    )
+    assert volume["mountpoint"] == f"{root}/pods/{uid}/volumes/kubernetes.io~csi/{pv}/mount"
     assert report["summary"]["nfs_mounts"] == 0
     assert debug_pods(cluster, namespace) == []
 

@@ -107,7 +107,10 @@ def test_paths_outside_kubelet_are_not_kubelet_paths() -> None:
 
 def test_custom_kubelet_root() -> None:
     path = f"/var/lib/k0s/kubelet/pods/{POD_UID}/volumes/kubernetes.io~nfs/example-pv-testing"
-    assert parse_kubelet_path(path) is None
+    # Not a known root, but a pod directory under it says where the root is.
+    found = parse_kubelet_path(path)
+    assert found is not None
+    assert found.pod_uid == POD_UID
     parsed = parse_kubelet_path(path, kubelet_root="/var/lib/k0s/kubelet/")
     assert parsed is not None
     assert parsed.volume_name == "example-pv-testing"
@@ -238,3 +241,42 @@ def test_end_to_end_with_the_nfs_audit() -> None:
     assert "NFSK8S002" in ids  # class says actimeo=60, PV says 30
     assert "NFSK8S005" in ids  # legacy annotation
     assert "NFSK8S001" in ids  # actimeo=30 requested, kernel shows defaults
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [
+        # the test cluster's nodes 2+ (tests/cluster, --root-dir=/var/lib/tk8s-kubelet-<i>)
+        (
+            "/var/lib/tk8s-kubelet-2/pods/0b5e6f7a-1234-4cde-8f00-123456789abc/volumes/"
+            "kubernetes.io~csi/pvc-1/mount",
+            "pod-volume",
+        ),
+        (
+            "/mnt/disk1/kubelet/pods/0b5e6f7a-1234-4cde-8f00-123456789abc/volume-subpaths/"
+            "pvc-1/app/0",
+            "pod-subpath",
+        ),
+        (
+            "/var/lib/tk8s-kubelet-2/plugins/kubernetes.io/csi/hostpath.csi.k8s.io/abc/"
+            "globalmount",
+            "global-mount",
+        ),
+    ],
+)
+def test_a_kubelet_root_of_its_own_is_recognised(path: str, kind: str) -> None:
+    parsed = parse_kubelet_path(path)
+    assert parsed is not None
+    assert parsed.kind == kind
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/srv/backups/pods/0b5e6f7a-1234-4cde-8f00-123456789abc/other",  # not a volume dir
+        "/data/pods/not-a-uid/volumes/kubernetes.io~csi/pvc-1/mount",  # no pod UID
+        "/var/lib/docker/overlay2/abc/merged",
+    ],
+)
+def test_other_paths_are_not_taken_for_kubelet_ones(path: str) -> None:
+    assert parse_kubelet_path(path) is None

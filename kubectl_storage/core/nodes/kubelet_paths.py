@@ -20,6 +20,7 @@ Pure: strings and dicts in, frozen dataclasses out, no I/O.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -242,7 +243,21 @@ def parse_kubelet_path(
             parsed = _parse_relative(path, parts)
             if parsed is not None:
                 return parsed
+    # A kubelet with a --root-dir of its own: its layout under the root is the same, and a pod
+    # directory is named by the pod's UID, so the root is whatever comes before that.
+    found = _OTHER_ROOT.match(path)
+    if found:
+        rest = path[len(found.group("root")) + 1 :]
+        return _parse_relative(path, [part for part in rest.split("/") if part])
     return None
+
+
+#: ``<root>/pods/<uid>/volumes|volume-subpaths|volumeDevices/...`` or
+#: ``<root>/plugins/kubernetes.io/...`` under a root that is not one of the known ones.
+_OTHER_ROOT = re.compile(
+    r"^(?P<root>/.+?)/(?:pods/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/"
+    r"(?:volumes|volume-subpaths|volumeDevices)/|plugins/kubernetes\.io/)"
+)
 
 
 def _parse_relative(path: str, parts: list[str]) -> KubeletPath | None:
