@@ -1287,6 +1287,28 @@ spec:
 """
 
 
+def _smoke_step(
+    ns: str,
+    manifest: str,
+    condition: str,
+    objects: list[str],
+    timeout_s: int,
+    failed: str,
+    describe: list[str],
+) -> None:
+    """Apply ``manifest``, wait for ``condition`` on ``objects``; on failure raise with what
+    ``kubectl describe`` says of ``describe``."""
+    kubectl("-n", ns, "apply", "-f", "-", input=manifest)
+    try:
+        kubectl(
+            "-n", ns, "wait", f"--for={condition}", *objects, f"--timeout={timeout_s}s",
+            timeout=timeout_s + 20,
+        )  # fmt: skip
+    except HarnessError as e:
+        desc = "".join(kubectl("-n", ns, "describe", d, check=False).stdout for d in describe)
+        raise HarnessError(f"storage smoke test: {failed}: {e}\n{desc[-3000:]}") from None
+
+
 def smoke_test(nodes: list[Node]) -> None:
     """PVCs in both classes bind (and a Block one of csi-hostpath-sc), a toolbox pod on the last
     node writes to all three, a pod on the first node reads the shared volume and the raw device
@@ -1295,65 +1317,37 @@ def smoke_test(nodes: list[Node]) -> None:
     t0 = time.monotonic()
     log(f"verifying storage in namespace {ns}")
     kubectl("create", "namespace", ns)
+    succeeded = "jsonpath={.status.phase}=Succeeded"
     try:
         toolbox = images.toolbox_image()
-        kubectl(
-            "-n", ns, "apply", "-f", "-", input=SMOKE.format(toolbox=toolbox, node=nodes[-1].name)
+        _smoke_step(
+            ns,
+            SMOKE.format(toolbox=toolbox, node=nodes[-1].name),
+            succeeded,
+            ["pod/writer"],
+            150,
+            "writer pod did not succeed",
+            ["pod/writer", "pvc"],
         )
-        try:
-            kubectl(
-                "-n",
-                ns,
-                "wait",
-                "--for=jsonpath={.status.phase}=Succeeded",
-                "pod/writer",
-                "--timeout=150s",
-                timeout=170,
-            )
-        except HarnessError as e:
-            desc = (
-                kubectl("-n", ns, "describe", "pod/writer", check=False).stdout
-                + kubectl("-n", ns, "describe", "pvc", check=False).stdout
-            )
-            raise HarnessError(
-                f"storage smoke test: writer pod did not succeed: {e}\n{desc[-3000:]}"
-            ) from None
         if len(nodes) > 1:
-            reader = SMOKE_READER.format(toolbox=toolbox, node=nodes[0].name)
-            kubectl("-n", ns, "apply", "-f", "-", input=reader)
-            try:
-                kubectl(
-                    "-n",
-                    ns,
-                    "wait",
-                    "--for=jsonpath={.status.phase}=Succeeded",
-                    "pod/reader",
-                    "--timeout=120s",
-                    timeout=140,
-                )
-            except HarnessError as e:
-                desc = kubectl("-n", ns, "describe", "pod/reader", check=False).stdout
-                raise HarnessError(
-                    f"storage smoke test: {nodes[0].name} did not read what {nodes[-1].name} "
-                    f"wrote to the shared volume: {e}\n{desc[-3000:]}"
-                ) from None
-        kubectl("-n", ns, "apply", "-f", "-", input=SMOKE_SNAPSHOT)
-        try:
-            kubectl(
-                "-n",
+            _smoke_step(
                 ns,
-                "wait",
-                "--for=jsonpath={.status.readyToUse}=true",
-                "volumesnapshot/snap",
-                "volumesnapshot/snap-block",
-                "--timeout=90s",
-                timeout=110,
+                SMOKE_READER.format(toolbox=toolbox, node=nodes[0].name),
+                succeeded,
+                ["pod/reader"],
+                120,
+                f"{nodes[0].name} did not read what {nodes[-1].name} wrote to the shared volume",
+                ["pod/reader"],
             )
-        except HarnessError as e:
-            desc = kubectl("-n", ns, "describe", "volumesnapshot", check=False).stdout
-            raise HarnessError(
-                f"storage smoke test: snapshot not ready: {e}\n{desc[-3000:]}"
-            ) from None
+        _smoke_step(
+            ns,
+            SMOKE_SNAPSHOT,
+            "jsonpath={.status.readyToUse}=true",
+            ["volumesnapshot/snap", "volumesnapshot/snap-block"],
+            90,
+            "snapshot not ready",
+            ["volumesnapshot"],
+        )
     finally:
         kubectl("delete", "namespace", ns, "--wait=false", check=False)
     log(f"storage verified ({time.monotonic() - t0:.0f}s)")
