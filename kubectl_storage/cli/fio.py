@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -34,6 +35,8 @@ from kubectl_storage.exit_codes import ExitCode
 
 if TYPE_CHECKING:
     from kubectl_storage.core.fio.report import FioReport
+
+log = logging.getLogger(__name__)
 
 
 def fio_command(
@@ -124,6 +127,14 @@ def fio_command(
     spread: Annotated[
         Spread, typer.Option("--spread", help="Spread --clients over nodes or zones (preferred).")
     ] = Spread.NODES,
+    no_prefill: Annotated[
+        bool,
+        typer.Option(
+            "--no-prefill",
+            help="With --volume-mode Block, do not write the range the read jobs read before "
+            "them (their numbers are then marked suspect: unwritten blocks read as zeros).",
+        ),
+    ] = False,
 ) -> None:
     """Benchmark StorageClasses with fio: IOPS, bandwidth and latency percentiles.
 
@@ -144,6 +155,8 @@ def fio_command(
 
         kubectl storage fio -s shared-nfs --clients 4 --shared
 
+        kubectl storage fio -s fast --volume-mode Block -z 20Gi
+
         kubectl storage fio --from-json fast.json
     """
     from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415 - runtime only
@@ -163,6 +176,12 @@ def fio_command(
             )
         if chart.suffix.lower() not in (".png", ".svg"):
             raise UsageError(f"--chart {chart}: use a .png or .svg file name", "")
+    if no_prefill and (volume_mode is not VolumeMode.BLOCK or job_file is not None):
+        raise UsageError(
+            "--no-prefill applies to the built-in profiles with --volume-mode Block",
+            "Only there does the run write the read jobs' range first (a Filesystem volume's "
+            "files are laid out by fio itself, and a job file runs as written).",
+        )
     if from_json is not None:
         report = _load_report(from_json, "--from-json")
         _finish(options, report, chart, baseline, threshold)
@@ -197,12 +216,24 @@ def fio_command(
         clients=clients,
         shared=shared,
         spread=spread,
+        prefill=not no_prefill,
     )
     measured = options.execute(
         FioCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
     )
     if measured is not None:
+        _log_prefills(measured)
         _finish(options, measured, chart, baseline, threshold)
+
+
+def _log_prefills(report: FioReport) -> None:
+    """Say on stderr, with the progress, how long each class's Block prefill took."""
+    from kubectl_storage.core.fio.guards import NOTE_PREFILL  # noqa: PLC0415 - runtime only
+
+    for result in report.results:
+        for note in result.notes:
+            if note.id == NOTE_PREFILL:
+                log.info("%s: %s", result.storage_class, note.message)
 
 
 def _parse_percent(text: str) -> float:

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from types import FrameType
 from typing import Any
+from urllib.parse import quote, urlencode
 
 from kubectl_storage.errors import ClusterError, WaitTimeoutError
 from kubectl_storage.kube.api import KubeApi
@@ -17,17 +18,32 @@ from kubectl_storage.kube.connection import describe_unreachable
 
 
 def preload_exec_support() -> None:
-    """Import the client's exec machinery in the background (it takes a second or two).
+    """Import the exec machinery (websocket-client, the client's ws_client) in the background.
 
     Commands call this before waiting for their pod, so the import overlaps the wait instead of
     delaying the first exec.
     """
 
     def load() -> None:
-        for module in ("kubernetes.client", "kubernetes.stream"):
-            importlib.import_module(module)
+        importlib.import_module("kubernetes.stream.ws_client")
 
     threading.Thread(target=load, name="preload-exec", daemon=True).start()
+
+
+def exec_query(
+    command: list[str], *, container: str | None, stdin: bool, tty: bool
+) -> list[tuple[str, str]]:
+    """The exec call's query parameters, as kubectl sends them (one ``command`` per word)."""
+    query = [("command", word) for word in command]
+    if container:
+        query.append(("container", container))
+    query += [
+        ("stderr", "false" if tty else "true"),  # a TTY merges stderr into stdout
+        ("stdin", "true" if stdin else "false"),
+        ("stdout", "true"),
+        ("tty", "true" if tty else "false"),
+    ]
+    return query
 
 
 def interrupted(exc: BaseException) -> bool:
@@ -63,26 +79,27 @@ def open_exec(
         KeyboardInterrupt: Ctrl-C while connecting (the client reports it as an API error).
         ClusterError: the API server is unreachable or refused the exec (404, 403, …).
     """
-    from kubernetes.client import ApiClient, CoreV1Api  # noqa: PLC0415 - heavy, only when needed
-    from kubernetes.stream import stream  # noqa: PLC0415 - runtime only
+    from kubernetes.stream.ws_client import websocket_call  # noqa: PLC0415 - runtime only
 
-    # kubernetes.stream.stream() swaps call_api on the client it is given while it connects;
-    # a client of its own keeps concurrent requests from other threads (fan-out) intact.
-    core = CoreV1Api(ApiClient(api.connection.api_client.configuration))
-    kwargs = {"container": container} if container else {}
+    # The websocket is opened straight from the configured client, not through the generated
+    # CoreV1Api.connect_get_namespaced_pod_exec: importing CoreV1Api builds some 250 pydantic
+    # models (0.3-0.8 s of CPU here), all for one URL. param_serialize adds the same auth
+    # headers (and refreshes an expiring token) as every other call of ours.
+    api_client = api.connection.api_client
+    path = f"/api/v1/namespaces/{quote(namespace or api.namespace, safe='')}/pods/"
+    path += f"{quote(pod, safe='')}/exec"
+    query = exec_query(command, container=container, stdin=stdin, tty=tty)
     try:
-        return stream(
-            core.connect_get_namespaced_pod_exec,
-            pod,
-            namespace or api.namespace,
-            command=command,
-            stderr=not tty,  # a TTY merges stderr into stdout; the API refuses both
-            stdin=stdin,
-            stdout=True,
-            tty=tty,
-            binary=binary,
+        _, url, headers, _, _ = api_client.param_serialize(
+            method="GET", resource_path=path, header_params={}, auth_settings=["BearerToken"]
+        )
+        return websocket_call(
+            api_client.configuration,
+            "GET",
+            f"{url}?{urlencode(query)}",
+            headers=headers,
             _preload_content=False,
-            **kwargs,
+            binary=binary,
         )
     except Exception as exc:
         if interrupted(exc):

@@ -1,26 +1,36 @@
 """Benchmark: `kubectl storage fio` against kubestr and against fio run directly on the node.
 
 Not a test (nothing is asserted): run it by hand on the test cluster (tests/cluster/up) and read the
-figures. Standard library only; needs root (it writes under the hostpath driver's state directory).
+figures. Standard library only (ours runs under the repo's .venv Python when there is one); needs
+root for the node runs (they write under the hostpath driver's state directory).
 
-    python3 tests/bench/bench_fio.py [--repeats 3] [--runtime 5] [--ramp 1] [--file-size 256M]
+    .venv/bin/python tests/bench/bench_fio.py --kubestr ../shared/bin/kubestr \
+        [--job short|kubestr|both] [--tools ours,kubestr] [--repeats 3]
 
-One job file (written by this script, a few short jobs separated by ``stonewall``) is run, per
-repetition and in a rotating order, by:
+``--job short`` (the default) is a job file written by this script: three short jobs separated
+by ``stonewall`` (``--runtime/--ramp/--file-size``). ``--job kubestr`` is kubestr v0.4.49's own
+default job file (pkg/fio/fio_jobs.go: four jobs at once, 2G each, 15 s + 2 s ramp), given to
+both tools with ``-f``; ``--job both`` runs the two, one after the other, per repetition.
+kubestr's job file writes 8G per run into the volume: on the test cluster all volumes share one
+loop-mounted image, which (without ``discard``) only grows; mind the disk before many repeats.
+Per repetition and in a rotating order, each job file is run by:
 
 * ``ours``: ``python -m kubectl_storage fio -s SC -z 20Gi -f JOB -o json -v`` from the repo root;
-* ``kubestr``: ``kubestr fio -s SC -z 20Gi -f JOB -i ghcr.io/kastenhq/kubestr:local -o json``,
-  if the binary from tests/bench/build-kubestr.sh exists (``--kubestr PATH``);
+* ``kubestr``: ``kubestr fio -s SC -z 20Gi -f JOB -i IMAGE -o json`` (``--kubestr PATH``;
+  ``--kubestr-image``, by default the toolbox image every test-cluster node already has);
 * ``kubestr-replay``: kubestr v0.4.49's fio flow replayed step by step by this script (the same API
   calls in the same order, the same pod spec and image, kanister's poll back-off while waiting for
   the pod, ``kubectl exec`` for the fio run, deletes without waiting). It stands in for kubestr when
-  the binary cannot be built, and is labelled as a replay everywhere (``--no-replay`` skips it);
-* ``node``: ``fio`` on the host, in a fresh directory under /var/lib/csi-hostpath-data (the same
-  ext4 filesystem the csi-hostpath-sc volumes live on), removed afterwards.
+  the binary is absent (by default it runs only then);
+* ``node``: ``fio`` on the host, in a fresh directory on the filesystem the csi-hostpath-sc
+  volumes live on (/var/lib/csi-hostpath-data/volumes when that is a mount, else the state
+  directory itself), removed afterwards.
 
-Reported per tool (median of the repeats): wall time, overhead = wall time minus fio's own
-runtime (the job file's runtime + ramp_time sum, and fio's own ``elapsed``), and IOPS per job.
-Targets (issue 4): ours <= 0.8 x kubestr's wall time; in-pod IOPS within 10 % of the node's.
+``--tools`` picks among them (default: node, ours, and kubestr, or the replay without kubestr).
+Reported per job file and tool: the median and range of the repeats' wall time, overhead = wall
+time minus fio's own runtime (the job file's runtime + ramp_time, and fio's own ``elapsed``), IOPS
+per job, and the load average before each run.
+Targets (issue 15): ours at most 2.0 s beyond fio's elapsed, and ours <= kubestr's wall time.
 A table goes to stdout and the full record to tests/bench/results/bench_fio-<time>.json.
 """
 
@@ -50,10 +60,11 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).resolve().parent / "results"
 CLUSTER_KUBECONFIG = "/var/lib/kubectl-storage-testcluster/admin.kubeconfig"
-CLUSTER_KUBECTL = "/var/cache/kubectl-storage-testcluster/k8s-v1.34.12/bin/kubectl"
-KUBESTR_DEFAULT = "/var/cache/kubectl-storage-testcluster/tools/kubestr-v0.4.49/kubestr"
+CLUSTER_KUBECTL = "/var/lib/kubectl-storage-testcluster/bin/kubectl"
+KUBESTR_DEFAULT = str(REPO.parent / "shared" / "bin" / "kubestr")  # see ../shared/bin/README.md
 HOSTPATH_STATE = Path("/var/lib/csi-hostpath-data")
-KUBESTR_IMAGE = "ghcr.io/kastenhq/kubestr:local"
+# kubestr's pod sets no imagePullPolicy: a non-:latest tag every node already has is never pulled.
+KUBESTR_IMAGE = "ghcr.io/kubectl-storage/toolbox:0.1.0"
 JOB_NAME = "bench.fio"
 
 # `directory=` is set because `kubectl storage fio -f` (unlike kubestr, which passes
@@ -90,6 +101,56 @@ bs=128k
 iodepth=16
 """
 JOBS = 3
+
+# kubestr v0.4.49's default job file (pkg/fio/fio_jobs.go testJob1), verbatim: four jobs at the
+# same time, each on its own 2G file in the directory kubestr passes (--directory /dataset; ours
+# passes the same when a job file sets no directory).
+KUBESTR_JOB = """\
+[global]
+randrepeat=0
+verify=0
+ioengine=libaio
+direct=1
+gtod_reduce=1
+[job1]
+name=read_iops
+bs=4K
+iodepth=64
+size=2G
+readwrite=randread
+time_based
+ramp_time=2s
+runtime=15s
+[job2]
+name=write_iops
+bs=4K
+iodepth=64
+size=2G
+readwrite=randwrite
+time_based
+ramp_time=2s
+runtime=15s
+[job3]
+name=read_bw
+bs=128K
+iodepth=64
+size=2G
+readwrite=randread
+time_based
+ramp_time=2s
+runtime=15s
+[job4]
+name=write_bw
+bs=128k
+iodepth=64
+size=2G
+readwrite=randwrite
+time_based
+ramp_time=2s
+runtime=15s
+"""
+KUBESTR_NOMINAL_S = 17.0  # the four jobs run at once: one runtime + ramp_time
+PYTHON = REPO / ".venv" / "bin" / "python"
 
 
 def log(message: str) -> None:
@@ -206,13 +267,20 @@ class Kube:
 
 def run_node(job_text: str) -> dict[str, Any]:
     """fio on the host in a fresh directory on the hostpath driver's filesystem."""
-    workdir = Path(tempfile.mkdtemp(prefix="bench-fio-", dir=HOSTPATH_STATE))
+    # The driver keeps its volumes on a filesystem of their own (a loop-mounted image) under
+    # volumes/ when that is a mount; before that, on the root filesystem of the state directory.
+    volumes = HOSTPATH_STATE / "volumes"
+    where = volumes if os.path.ismount(volumes) else HOSTPATH_STATE
+    workdir = Path(tempfile.mkdtemp(prefix="bench-fio-", dir=where))
     try:
         job = workdir / JOB_NAME
         job.write_text(job_text.replace("directory=/dataset", f"directory={workdir}"))
         started = time.monotonic()
         proc = subprocess.run(
-            ["fio", "--output-format=json", str(job)], capture_output=True, text=True, check=False
+            ["fio", f"--directory={workdir}", "--output-format=json", str(job)],
+            capture_output=True,
+            text=True,
+            check=False,
         )
         wall = time.monotonic() - started
         if proc.returncode != 0:
@@ -230,10 +298,11 @@ def run_node(job_text: str) -> dict[str, Any]:
 PROGRESS = re.compile(r"^\[\s*([\d.]+)s\]\s+(.*)$")
 
 
-def run_ours(job: Path, args: argparse.Namespace, kube: Kube) -> dict[str, Any]:
-    env = dict(os.environ, PYTHONPATH=str(REPO), KUBECONFIG=args.kubeconfig)
+def run_ours(job: Path, args: argparse.Namespace, kube: Kube, repo: Path = REPO) -> dict[str, Any]:
+    """``kubectl storage fio -f JOB`` from ``repo`` (this checkout, or --baseline-repo's)."""
+    env = dict(os.environ, PYTHONPATH=str(repo), KUBECONFIG=args.kubeconfig)
     cmd = [
-        sys.executable,
+        str(PYTHON) if PYTHON.exists() else sys.executable,
         "-m",
         "kubectl_storage",
         "fio",
@@ -250,7 +319,7 @@ def run_ours(job: Path, args: argparse.Namespace, kube: Kube) -> dict[str, Any]:
     lines: list[tuple[float, str]] = []
     started = time.monotonic()
     proc = subprocess.Popen(
-        cmd, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        cmd, cwd=repo, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
 
     def read_stderr() -> None:  # stamp each progress line as it arrives
@@ -313,7 +382,7 @@ def run_kubestr(binary: str, job: Path, args: argparse.Namespace, kube: Kube) ->
         "-f",
         str(job),
         "-i",
-        KUBESTR_IMAGE,
+        args.kubestr_image,
         "-o",
         "json",
     ]
@@ -394,7 +463,7 @@ def run_replay(job_text: str, args: argparse.Namespace, kube: Kube) -> dict[str,
                     "containers": [
                         {
                             "name": "kubestr-fio",
-                            "image": KUBESTR_IMAGE,
+                            "image": args.kubestr_image,
                             "command": ["/bin/sh"],
                             "args": ["-c", "tail -f /dev/null"],
                             "volumeMounts": [
@@ -476,12 +545,58 @@ def run_replay(job_text: str, args: argparse.Namespace, kube: Kube) -> dict[str,
     }
 
 
+def settle(kube: Kube, namespace: str, timeout_s: float = 180) -> float:
+    """Untimed, between runs: wait until no fio pod, PVC or PV of either tool is left in the
+    bench's namespace (other people's runs elsewhere on the shared cluster are not waited for).
+
+    kubestr deletes without waiting (its pod ignores SIGTERM for 30 s), and after any run the
+    hostpath driver still removes the volume's files (8G for kubestr's job file), which slows
+    the next run's volume set-up on the same disk. Without this, each tool pays for the one
+    before it. Returns the seconds waited.
+    """
+    started = time.monotonic()
+    prefixes = ("kubestr-fio-", "ks-fio-")
+
+    def busy() -> list[str]:
+        left = []
+        for kind in ("pods", "persistentvolumeclaims"):
+            items = kube.get(f"/api/v1/namespaces/{namespace}/{kind}")["items"]
+            left += [
+                f"{kind}/{i['metadata']['name']}"
+                for i in items
+                if i["metadata"]["name"].startswith(prefixes)
+            ]
+        for pv in kube.get("/api/v1/persistentvolumes")["items"]:
+            ref = pv["spec"].get("claimRef") or {}
+            claim = ref.get("name", "")
+            if ref.get("namespace") == namespace and claim.startswith(prefixes):
+                left.append(f"persistentvolumes/{pv['metadata']['name']} ({claim})")
+        return left
+
+    left = busy()
+    while left and time.monotonic() - started < timeout_s:
+        time.sleep(1)
+        left = busy()
+    if left:
+        log(f"  still there after {timeout_s:.0f} s: {', '.join(left)}")
+    return time.monotonic() - started
+
+
 # --------------------------------------------------------------------------- summary
 
 
 def median(values: list[float]) -> float | None:
     values = [v for v in values if v is not None]
     return statistics.median(values) if values else None
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    """Median, min and max of ``values`` (rounded to 0.01)."""
+    return {
+        "median": round(statistics.median(values), 2),
+        "min": round(min(values), 2),
+        "max": round(max(values), 2),
+    }
 
 
 def summarise(runs: list[dict[str, Any]], nominal_s: float) -> dict[str, Any]:
@@ -496,9 +611,17 @@ def summarise(runs: list[dict[str, Any]], nominal_s: float) -> dict[str, Any]:
         "errors": [r["error"] for r in runs if "error" in r],
         "wall_s": wall,
         "wall_s_all": [round(r["wall_s"], 2) for r in ok],
+        "wall_s_spread": spread([r["wall_s"] for r in ok]),
         "fio_elapsed_s": elapsed,
         "overhead_vs_nominal_s": wall - nominal_s,
-        "overhead_vs_fio_elapsed_s": wall - elapsed,
+        # per run, then the median: each run against its own fio's elapsed
+        "overhead_vs_fio_elapsed_s": statistics.median(
+            r["wall_s"] - fio_elapsed_s(r["jobs"]) for r in ok
+        ),
+        "overhead_vs_fio_elapsed_spread": spread(
+            [r["wall_s"] - fio_elapsed_s(r["jobs"]) for r in ok]
+        ),
+        "loadavg_1m_spread": spread([r["loadavg_before"][0] for r in ok]),
         "iops": {n: median([r["jobs"][n]["iops"] for r in ok]) for n in names},
         "iops_all": {n: [round(r["jobs"][n]["iops"]) for r in ok] for n in names},
         "bw_kib_s": {n: median([r["jobs"][n]["bw_kib_s"] for r in ok]) for n in names},
@@ -515,9 +638,15 @@ def fmt(value: float | None, spec: str = ",.0f") -> str:
     return "-" if value is None else format(value, spec)
 
 
+def fmt_spread(value: dict[str, float] | None) -> str:
+    if not value:
+        return "-"
+    return f"{value['median']:.1f} ({value['min']:.1f}-{value['max']:.1f})"
+
+
 def print_table(summary: dict[str, Any], order: list[str], nominal_s: float) -> None:
     names = next((list(s["iops"]) for s in summary.values() if s.get("runs_ok")), [])
-    head = ["tool", "runs", "wall s", "ovh vs nominal s", "ovh vs fio elapsed s"] + [
+    head = ["tool", "runs", "wall s", "ovh vs nominal s", "ovh vs fio elapsed s", "load 1m"] + [
         f"{n} IOPS" for n in names
     ]
     rows = [head]
@@ -530,14 +659,15 @@ def print_table(summary: dict[str, Any], order: list[str], nominal_s: float) -> 
             [
                 tool,
                 str(s["runs_ok"]),
-                fmt(s["wall_s"], ".1f"),
+                fmt_spread(s["wall_s_spread"]),
                 fmt(s["overhead_vs_nominal_s"], ".1f"),
-                fmt(s["overhead_vs_fio_elapsed_s"], ".1f"),
+                fmt_spread(s["overhead_vs_fio_elapsed_spread"]),
+                fmt_spread(s["loadavg_1m_spread"]),
             ]
             + [fmt(s["iops"][n]) for n in names]
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    print(f"fio runtime+ramp of the job file: {nominal_s:.0f} s (median of the repeats below)")
+    print(f"fio runtime+ramp of the job file: {nominal_s:.0f} s; median (min-max) of the repeats")
     for r in rows:
         print(
             "  ".join(
@@ -567,25 +697,33 @@ def print_phases(summary: dict[str, Any], order: list[str]) -> None:
         )
 
 
-def verdicts(summary: dict[str, Any]) -> dict[str, Any]:
+def verdicts(runs: dict[str, list[dict[str, Any]]], summary: dict[str, Any]) -> dict[str, Any]:
+    """Issue 15's targets: ours <= 2.0 s beyond fio's elapsed; ours <= kubestr's wall time."""
     out: dict[str, Any] = {}
-    ours, node = summary.get("ours", {}), summary.get("node", {})
-    for ref in ("kubestr", "kubestr-replay"):
+    ours = summary.get("ours", {})
+    if ours.get("runs_ok"):
+        overhead = ours["overhead_vs_fio_elapsed_s"]
+        out["ours_overhead_vs_fio_elapsed_s"] = {
+            "value": overhead,
+            "target": 2.0,
+            "met": overhead <= 2.0,
+        }
+    for ref in ("kubestr", "kubestr-replay", "ours-baseline"):
         other = summary.get(ref, {})
-        if ours.get("runs_ok") and other.get("runs_ok"):
-            ratio = ours["wall_s"] / other["wall_s"]
-            out[f"wall_ratio_ours_to_{ref}"] = {"ratio": ratio, "target": 0.8, "met": ratio <= 0.8}
-    if ours.get("runs_ok") and node.get("runs_ok"):
-        for name, node_iops in node["iops"].items():
-            ours_iops = ours["iops"].get(name)
-            if ours_iops is None or not node_iops:
-                continue
-            dev = (ours_iops - node_iops) / node_iops
-            out[f"iops_{name}_ours_vs_node"] = {
-                "deviation": dev,
-                "target": 0.10,
-                "met": abs(dev) <= 0.10,
-            }
+        if not (ours.get("runs_ok") and other.get("runs_ok")):
+            continue
+        # the repeats alternate, so the i-th runs of the two tools ran close together
+        pairs = [
+            (a["wall_s"], b["wall_s"])
+            for a, b in zip(runs["ours"], runs[ref], strict=False)
+            if "error" not in a and "error" not in b
+        ]
+        out[f"wall_ours_minus_{ref}_s"] = {
+            "value": ours["wall_s"] - other["wall_s"],
+            "per_repeat": [round(a - b, 2) for a, b in pairs],
+            "target": 0.0,
+            "met": ours["wall_s"] <= other["wall_s"],
+        }
     return out
 
 
@@ -595,41 +733,85 @@ def verdicts(summary: dict[str, Any]) -> dict[str, Any]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--runtime", type=int, default=5, help="seconds each job measures")
-    ap.add_argument("--ramp", type=int, default=1, help="ramp_time seconds per job")
-    ap.add_argument("--file-size", default="256M")
+    ap.add_argument(
+        "--job",
+        choices=("short", "kubestr", "both"),
+        default="short",
+        help="this script's short stonewalled job file, kubestr's default one, or both",
+    )
+    ap.add_argument("--runtime", type=int, default=5, help="seconds each short job measures")
+    ap.add_argument("--ramp", type=int, default=1, help="ramp_time seconds per short job")
+    ap.add_argument("--file-size", default="256M", help="the short jobs' file")
     ap.add_argument("-s", "--storage-class", default="csi-hostpath-sc")
     ap.add_argument("-z", "--size", default="20Gi")
     ap.add_argument("-n", "--namespace", default="default")
     ap.add_argument("--kubestr", default=KUBESTR_DEFAULT, help="kubestr binary (skipped if absent)")
-    ap.add_argument("--no-replay", action="store_true", help="skip the kubestr-flow replay")
+    ap.add_argument("--kubestr-image", default=KUBESTR_IMAGE, help="kubestr's -i (pod image)")
+    ap.add_argument(
+        "--tools",
+        default="",
+        help="comma-separated among node,ours,ours-baseline,kubestr,kubestr-replay "
+        "(default: node,ours and kubestr, or the replay when the binary is absent)",
+    )
+    ap.add_argument("--no-replay", action="store_true", help="never run the kubestr-flow replay")
+    ap.add_argument(
+        "--baseline-repo",
+        default="",
+        help="another checkout of the repo (e.g. `git archive HEAD | tar -x -C DIR`), run as the "
+        "tool ours-baseline with this checkout's .venv, for before/after comparisons",
+    )
     ap.add_argument("--kubeconfig", default=os.environ.get("KUBECONFIG", CLUSTER_KUBECONFIG))
     ap.add_argument("--kubectl", default=shutil.which("kubectl") or CLUSTER_KUBECTL)
     args = ap.parse_args()
 
-    job_text = JOB_TEMPLATE.format(
-        directory="/dataset", size=args.file_size, ramp=args.ramp, runtime=args.runtime
-    )
-    nominal_s = float(JOBS * (args.runtime + args.ramp))
+    job_files: dict[str, tuple[str, float]] = {}
+    if args.job in ("short", "both"):
+        job_files["short"] = (
+            JOB_TEMPLATE.format(
+                directory="/dataset", size=args.file_size, ramp=args.ramp, runtime=args.runtime
+            ),
+            float(JOBS * (args.runtime + args.ramp)),
+        )
+    if args.job in ("kubestr", "both"):
+        job_files["kubestr"] = (KUBESTR_JOB, KUBESTR_NOMINAL_S)
     kube = Kube(args.kubectl, args.kubeconfig)
     tmpdir = Path(tempfile.mkdtemp(prefix="bench-fio-job-"))
-    job = tmpdir / JOB_NAME
-    job.write_text(job_text)
+    paths: dict[str, Path] = {}
+    for name, (text, _) in job_files.items():
+        (tmpdir / name).mkdir()
+        paths[name] = tmpdir / name / JOB_NAME
+        paths[name].write_text(text)
 
-    tools = ["node", "ours"]
     have_kubestr = os.access(args.kubestr, os.X_OK)
-    if have_kubestr:
-        tools.append("kubestr")
+    if args.tools:
+        tools = [t.strip() for t in args.tools.split(",") if t.strip()]
+        unknown = set(tools) - {"node", "ours", "ours-baseline", "kubestr", "kubestr-replay"}
+        if unknown:
+            ap.error(f"unknown tools: {', '.join(sorted(unknown))}")
+        if "kubestr" in tools and not have_kubestr:
+            ap.error(f"no kubestr binary at {args.kubestr}")
+        if "ours-baseline" in tools and not args.baseline_repo:
+            ap.error("ours-baseline needs --baseline-repo")
     else:
-        log(f"no kubestr binary at {args.kubestr} (tests/bench/build-kubestr.sh); skipping it")
-    if not args.no_replay:
-        tools.append("kubestr-replay")
-    runners = {
-        "node": lambda: run_node(job_text),
-        "ours": lambda: run_ours(job, args, kube),
-        "kubestr": lambda: run_kubestr(args.kubestr, job, args, kube),
-        "kubestr-replay": lambda: run_replay(job_text, args, kube),
-    }
+        tools = ["node", "ours"]
+        if have_kubestr:
+            tools.append("kubestr")
+        else:
+            log(f"no kubestr binary at {args.kubestr}; the replay stands in for it")
+            if not args.no_replay:
+                tools.append("kubestr-replay")
+
+    def runner(tool: str, name: str) -> dict[str, Any]:
+        text = job_files[name][0]
+        if tool == "node":
+            return run_node(text)
+        if tool == "ours":
+            return run_ours(paths[name], args, kube)
+        if tool == "ours-baseline":
+            return run_ours(paths[name], args, kube, Path(args.baseline_repo).resolve())
+        if tool == "kubestr":
+            return run_kubestr(args.kubestr, paths[name], args, kube)
+        return run_replay(text, args, kube)
 
     host_fio = subprocess.run(["fio", "--version"], capture_output=True, text=True).stdout.strip()
     record: dict[str, Any] = {
@@ -637,60 +819,69 @@ def main() -> int:
         "storage_class": args.storage_class,
         "pvc_size": args.size,
         "repeats": args.repeats,
-        "job_file": job_text,
-        "nominal_fio_runtime_s": nominal_s,
         "host_fio": host_fio,
         "nproc": os.cpu_count(),
         "loadavg_start": os.getloadavg(),
         "kubestr_binary": args.kubestr if have_kubestr else None,
-        "runs": {t: [] for t in tools},
+        "kubestr_image": args.kubestr_image,
+        "baseline_repo": args.baseline_repo or None,
+        "tools": tools,
+        "job_files": {
+            name: {"text": text, "nominal_fio_runtime_s": nominal, "runs": {t: [] for t in tools}}
+            for name, (text, nominal) in job_files.items()
+        },
     }
-    try:
-        for rep in range(args.repeats):
-            order = tools[rep % len(tools) :] + tools[: rep % len(tools)]
-            for tool in order:
-                load = os.getloadavg()
-                log(f"repeat {rep + 1}/{args.repeats}: {tool} (load {load[0]:.2f})")
-                try:
-                    run = runners[tool]()
-                except Exception as exc:  # noqa: BLE001 - a failed run is recorded, not fatal
-                    run = {"error": f"{type(exc).__name__}: {exc}"}
-                    log(f"  {tool} failed: {run['error'][:300]}")
-                else:
-                    log(
-                        f"  {tool}: {run['wall_s']:.1f} s, IOPS "
-                        + ", ".join(f"{n}={j['iops']:,.0f}" for n, j in run["jobs"].items())
-                    )
-                run["loadavg_before"] = load
-                run["order"] = order.index(tool)
-                record["runs"][tool].append(run)
-    finally:
-        shutil.rmtree(tmpdir, ignore_errors=True)
-        record["kubestr_leftovers_swept"] = sweep_kubestr(kube, args.namespace)
-    record["loadavg_end"] = os.getloadavg()
-    record["summary"] = {t: summarise(record["runs"][t], nominal_s) for t in tools}
-    record["targets"] = verdicts(record["summary"])
-
-    print_table(record["summary"], tools, nominal_s)
-    print_phases(record["summary"], tools)
-    for name, verdict in record["targets"].items():
-        value = verdict.get("ratio", verdict.get("deviation"))
-        spec = ".2f" if "ratio" in verdict else "+.1%"
-        print(
-            f"{name}: {format(value, spec)} (target {verdict['target']}) -> "
-            f"{'met' if verdict['met'] else 'NOT met'}"
-        )
-    print(
-        f"load average start {record['loadavg_start']}, end {record['loadavg_end']}; "
-        f"fio: node {host_fio}, "
-        + ", ".join(
-            f"{t} {s.get('fio_version')}" for t, s in record["summary"].items() if t != "node"
-        )
-    )
     RESULTS.mkdir(exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     suffix = "".join(random.choices(string.ascii_lowercase, k=3))
     out = RESULTS / f"bench_fio-{stamp}-{suffix}.json"
+    settle(kube, args.namespace)
+    try:
+        for rep in range(args.repeats):
+            order = tools[rep % len(tools) :] + tools[: rep % len(tools)]
+            for name in job_files:
+                for tool in order:
+                    load = os.getloadavg()
+                    log(f"repeat {rep + 1}/{args.repeats}, job {name}: {tool} (load {load[0]:.2f})")
+                    try:
+                        run = runner(tool, name)
+                    except Exception as exc:  # noqa: BLE001 - a failed run is recorded
+                        run = {"error": f"{type(exc).__name__}: {exc}"}
+                        log(f"  {tool} failed: {run['error'][:300]}")
+                    else:
+                        log(
+                            f"  {tool}: {run['wall_s']:.1f} s (fio elapsed "
+                            f"{fio_elapsed_s(run['jobs']):.0f} s), IOPS "
+                            + ", ".join(f"{n}={j['iops']:,.0f}" for n, j in run["jobs"].items())
+                        )
+                    run["loadavg_before"] = load
+                    run["order"] = order.index(tool)
+                    run["settle_after_s"] = round(settle(kube, args.namespace), 1)
+                    record["job_files"][name]["runs"][tool].append(run)
+                    # after every run, so that an interrupted session keeps what it measured
+                    out.write_text(json.dumps(record, indent=2))
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+        record["kubestr_leftovers_swept"] = sweep_kubestr(kube, args.namespace)
+    record["loadavg_end"] = os.getloadavg()
+
+    for name, entry in record["job_files"].items():
+        nominal_s = entry["nominal_fio_runtime_s"]
+        entry["summary"] = {t: summarise(entry["runs"][t], nominal_s) for t in tools}
+        entry["targets"] = verdicts(entry["runs"], entry["summary"])
+        print(f"\n== job file {name!r}")
+        print_table(entry["summary"], tools, nominal_s)
+        print_phases(entry["summary"], tools)
+        for target, verdict in entry["targets"].items():
+            extra = f" per repeat {verdict['per_repeat']}" if "per_repeat" in verdict else ""
+            print(
+                f"{target}: {verdict['value']:+.2f} (target <= {verdict['target']}){extra} -> "
+                f"{'met' if verdict['met'] else 'NOT met'}"
+            )
+    print(
+        f"\nload average start {record['loadavg_start']}, end {record['loadavg_end']}; "
+        f"fio on the node: {host_fio}"
+    )
     out.write_text(json.dumps(record, indent=2))
     print(f"wrote {out.relative_to(REPO)}")
     return 0

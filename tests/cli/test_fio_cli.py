@@ -79,6 +79,46 @@ def test_dry_run_prints_restricted_manifests_and_creates_nothing() -> None:
     assert "stonewall" in job
 
 
+def _block_dry_run(*extra: str) -> list[dict]:
+    result = run_cli(
+        "fio", "-s", "fast", "-z", "10Gi", "--volume-mode", "Block", "--profile", "quick",
+        "--dry-run", "-n", "bench", *extra, env=NO_CLUSTER,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    return list(yaml.safe_load_all(result.stdout))
+
+
+def test_block_dry_run_prefills_the_read_range_before_the_read_jobs() -> None:
+    docs = _block_dry_run()
+    job = docs[0]["data"]["job.fio"]
+    pvc = next(d for d in docs if d["kind"] == "PersistentVolumeClaim")
+
+    assert pvc["spec"]["volumeMode"] == "Block"
+    assert "filename=/dev/kubectl-storage-block" in job
+    prefill = job.index("[kubectl-storage-prefill]")
+    assert prefill < job.index("[read_iops]")
+    assert "rw=write\nbs=1M\niodepth=16\nsize=256M\noffset=0\n" in job[prefill:]
+
+
+def test_no_prefill_leaves_the_prefill_out() -> None:
+    job = _block_dry_run("--no-prefill")[0]["data"]["job.fio"]
+    assert "kubectl-storage-prefill" not in job
+    assert "[read_iops]" in job
+
+
+@pytest.mark.parametrize("extra", [[], ["--volume-mode", "Filesystem"], ["-f", "job.fio"]])
+def test_no_prefill_applies_to_block_profiles_only(extra: list[str], tmp_path) -> None:
+    if "-f" in extra:
+        (tmp_path / "job.fio").write_text("[r]\nrw=randread\nsize=1G\n")
+        extra = ["--volume-mode", "Block", "-f", str(tmp_path / "job.fio")]
+    result = run_cli("fio", "-s", "fast", "-z", "10Gi", "--no-prefill", *extra, env=NO_CLUSTER)
+    assert result.exit_code == 2
+    assert "--no-prefill applies to the built-in profiles with --volume-mode Block" in (
+        result.stderr
+    )
+    assert result.stdout == ""
+
+
 def test_from_json_raw_fio_output() -> None:
     result = run_cli("fio", "--from-json", str(QUICK_JSON), "-o", "json")
     assert result.exit_code == 0, result.stderr

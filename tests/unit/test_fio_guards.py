@@ -31,15 +31,19 @@ from kubectl_storage.core.fio.guards import (
     NOTE_MIXED,
     NOTE_NO_IO,
     NOTE_NO_SPACE,
+    NOTE_PREFILL,
     NOTE_READ_ONLY,
+    NOTE_UNWRITTEN_READ,
     NOTE_UPPER_BOUND,
+    SUSPECT_NOTES,
     confidence,
     error_note,
     etcd_verdict,
     run_notes,
     text_notes,
+    unwritten_read_notes,
 )
-from kubectl_storage.core.fio.jobs import ETCD_FDATASYNC_P99_LIMIT_US
+from kubectl_storage.core.fio.jobs import ETCD_FDATASYNC_P99_LIMIT_US, PREFILL_JOB_NAME
 from kubectl_storage.core.fio.results import (
     FioResult,
     extract_fio_documents,
@@ -359,3 +363,95 @@ def test_note_dicts_have_a_fixed_shape() -> None:
     (note,) = run_notes(parsed("fio-3.33-erofs-tmpfs.json"))
 
     assert list(note.to_dict()) == ["id", "severity", "job", "message", "fix"]
+
+
+# --- Block volumes: reads of unwritten blocks, and the prefill (issue 15) ---------------------
+
+BLOCK_PREFILL = "fio-3.33-quick-block-loop-prefill.json"
+BLOCK_NO_PREFILL = "fio-3.33-quick-block-loop-no-prefill.json"
+
+
+def test_reads_of_a_fresh_device_without_prefill_are_suspect() -> None:
+    # --no-prefill on a fresh sparse loop device: read_iops read holes (513k IOPS, p50 28 µs).
+    result = parsed(BLOCK_NO_PREFILL)
+    notes = [n for n in run_notes(result) if n.id == NOTE_UNWRITTEN_READ]
+
+    assert [n.job for n in notes] == ["read_iops"]  # write_iops writes: nothing to flag
+    assert NOTE_UNWRITTEN_READ in SUSPECT_NOTES
+    assert "/dev/kubectl-storage-block (its first 64Mi)" in notes[0].message
+    assert "--no-prefill" in notes[0].fix
+    assert NOTE_PREFILL not in [n.id for n in run_notes(result)]
+    assert "read_iops: read unwritten blocks" in confidence(run_notes(result))
+
+
+def test_prefilled_reads_are_not_flagged_and_the_prefill_is_a_note() -> None:
+    raw = document(BLOCK_PREFILL)
+    written = raw["jobs"][0]["write"]
+    result = parsed(BLOCK_PREFILL)
+    notes = run_notes(result)
+
+    assert NOTE_UNWRITTEN_READ not in [n.id for n in notes]
+    (prefill,) = [n for n in notes if n.id == NOTE_PREFILL]
+    assert prefill.job == PREFILL_JOB_NAME
+    assert prefill.severity is Severity.INFO
+    assert written["io_bytes"] == 64 * 2**20
+    assert "wrote 64Mi of /dev/kubectl-storage-block sequentially from offset 0" in prefill.message
+    assert f"in {written['runtime']} ms" in prefill.message  # 36 ms in this capture
+    # the prefill is not judged as a measurement (its 64Mi at 1.5 GiB/s is a "small data set")
+    assert not [n for n in notes if n.job == PREFILL_JOB_NAME and n.id != NOTE_PREFILL]
+
+
+def test_the_prefill_is_not_a_reported_job() -> None:
+    report = build_fio_report({"loop": [parsed(BLOCK_PREFILL)]}, profile="quick")
+    (result,) = report.results
+
+    assert [job.name for job in result.jobs] == ["read_iops", "write_iops"]
+    assert NOTE_PREFILL in [n.id for n in result.notes]
+    assert "unwritten" not in result.confidence
+    no_prefill = build_fio_report({"loop": [parsed(BLOCK_NO_PREFILL)]}, profile="quick")
+    assert "read_iops: read unwritten blocks" in no_prefill.results[0].confidence
+
+
+def test_a_prefill_short_of_the_read_range_leaves_the_reads_suspect() -> None:
+    # Real-derived: the prefill capture with the prefill's written bytes cut to half the range.
+    raw = copy.deepcopy(document(BLOCK_PREFILL))
+    raw["jobs"][0]["write"]["io_bytes"] //= 2
+    notes = run_notes(parse_fio_document(raw))
+
+    assert [n.job for n in notes if n.id == NOTE_UNWRITTEN_READ] == ["read_iops"]
+
+
+def test_a_failed_prefill_is_an_error_and_the_reads_are_suspect() -> None:
+    # Real-derived: the prefill capture with the prefill job given fio's ENOSPC (28).
+    raw = copy.deepcopy(document(BLOCK_PREFILL))
+    raw["jobs"][0]["error"] = 28
+    notes = run_notes(parse_fio_document(raw))
+
+    assert (NOTE_NO_SPACE, PREFILL_JOB_NAME) in [(n.id, n.job) for n in notes]
+    assert [n.job for n in notes if n.id == NOTE_UNWRITTEN_READ] == ["read_iops"]
+    assert NOTE_PREFILL not in [n.id for n in notes]
+
+
+def test_a_write_running_beside_the_reads_does_not_count_as_written_first() -> None:
+    # Real-derived: the prefill capture with the prefill moved into the read job's stonewall
+    # group (as if it ran at the same time as the reads).
+    raw = copy.deepcopy(document(BLOCK_PREFILL))
+    raw["jobs"][0]["groupid"] = raw["jobs"][1]["groupid"]
+    notes = run_notes(parse_fio_document(raw))
+
+    assert [n.job for n in notes if n.id == NOTE_UNWRITTEN_READ] == ["read_iops"]
+
+
+def test_only_reads_of_the_pods_block_volume_are_judged() -> None:
+    # fio lays out a file before reading it; a device in someone's saved output (fio-plot's
+    # whole-disk read of /dev/sdb) may have been written long before: neither is judged.
+    for name in (
+        "fio-3.33-quick-profile-ext4.json",
+        "fio-3.33-kubestr-profile-ext4.json",
+        "fio-3.1-fio-plot-randread-sdb.json",
+    ):
+        assert NOTE_UNWRITTEN_READ not in [n.id for n in run_notes(parsed(name))], name
+    # the same judgement applies to any device path it is given
+    result = parsed("fio-3.1-fio-plot-randread-sdb.json")
+    (note,) = unwritten_read_notes(result, device="/dev/sdb")
+    assert "/dev/sdb (the whole device)" in note.message

@@ -10,12 +10,17 @@ import pytest
 
 from kubectl_storage.core.fio.jobs import (
     DEFAULT_TEST_FILENAME,
+    PREFILL_JOB_NAME,
     PROFILES,
+    READ_RW_VALUES,
     FioJobError,
+    FioJobFile,
+    FioJobSpec,
     check_fits,
     estimate_job_space,
     parse_fio_size,
     parse_job_file,
+    prefill_job,
     render_profile,
     validate_job_text,
 )
@@ -442,10 +447,11 @@ requires_fio = pytest.mark.skipif(FIO is None, reason="fio is not installed on t
 
 @requires_fio
 @pytest.mark.parametrize("profile", sorted(PROFILES))
-@pytest.mark.parametrize("block", [False, True], ids=["filesystem", "block"])
-def test_fio_parse_only_accepts_every_profile(profile: str, block: bool, tmp_path: Path) -> None:
-    if block:
-        text = render_profile(profile, directory=None, filename="/dev/xvda")
+@pytest.mark.parametrize("mode", ["filesystem", "block", "block-prefill"])
+def test_fio_parse_only_accepts_every_profile(profile: str, mode: str, tmp_path: Path) -> None:
+    if mode != "filesystem":
+        prefill = mode == "block-prefill"
+        text = render_profile(profile, directory=None, filename="/dev/xvda", prefill=prefill)
     else:
         text = render_profile(profile, directory=str(tmp_path))
     job_file = tmp_path / f"{profile}.fio"
@@ -502,3 +508,72 @@ def test_quick_profile_runs_under_real_fio_and_parses(tmp_path: Path) -> None:
     assert result.job("read_iops").read.clat_p99_9_us is not None
     assert result.job("write_iops").write.clat_p50_us is not None
     assert (tmp_path / DEFAULT_TEST_FILENAME).stat().st_size == 16 * MiB
+
+
+# --- Block volumes: the prefill before the read jobs (issue 15) -------------------------------
+
+
+def _block(profile: str, **kwargs: object) -> FioJobFile:
+    text = render_profile(profile, directory=None, filename="/dev/xvda", **kwargs)  # type: ignore[arg-type]
+    return parse_job_file(text)
+
+
+@pytest.mark.parametrize("profile", ["default", "quick", "database", "kubestr"])
+def test_block_prefill_writes_the_read_range_first(profile: str) -> None:
+    parsed = _block(profile, prefill=True)
+    plain = _block(profile)
+    prefill, *jobs = parsed.jobs
+
+    assert prefill.name == PREFILL_JOB_NAME
+    assert [job.name for job in jobs] == [job.name for job in plain.jobs]
+    options = prefill.options
+    assert (options["rw"], options["bs"], options["offset"]) == ("write", "1M", "0")
+    # every byte is written once and counted: not time based, no runtime limit, no ramp
+    assert (options["time_based"], options["runtime"], options["ramp_time"]) == ("0", "0", "0")
+    assert options["filename"] == "/dev/xvda"
+    assert options["ioengine"] == "libaio"
+    assert options["direct"] == "1"
+    reads = [j for j in jobs if j.options.get("rw", j.options.get("readwrite")) in READ_RW_VALUES]
+    assert reads, "the profile reads"
+    # exactly the range the read jobs read: [0, size) of the device, none of them has an offset
+    assert {parse_fio_size(j.options["size"]) for j in reads} == {parse_fio_size(options["size"])}
+    assert not any("offset" in j.options for j in reads)
+    # the job after the prefill waits for it (and the rest as before)
+    assert jobs[0].options.get("stonewall") == "1"
+    # the same device range: no more space needed than without the prefill
+    assert estimate_job_space(parsed).total_bytes == estimate_job_space(plain).total_bytes
+
+
+def test_block_prefill_follows_a_size_override() -> None:
+    (prefill, *_jobs) = _block("default", prefill=True, size="512M").jobs
+    assert prefill.options["size"] == "512M"
+
+
+def test_kubestr_jobs_still_start_together_after_the_prefill() -> None:
+    text = render_profile("kubestr", directory=None, filename="/dev/xvda", prefill=True)
+    sections = text.split("\n[")[1:]
+    stonewalls = [s.split("]")[0] for s in sections if "\nstonewall" in s]
+    assert stonewalls == ["job1"]  # one serialisation point: after the prefill, not between
+
+
+def test_no_prefill_for_a_profile_that_only_writes() -> None:
+    assert [job.name for job in _block("etcd", prefill=True).jobs] == ["etcd_fdatasync"]
+
+
+def test_no_prefill_unless_asked_and_never_on_a_directory() -> None:
+    assert PREFILL_JOB_NAME not in render_profile("quick", directory=None, filename="/dev/xvda")
+    with pytest.raises(FioJobError, match="device"):
+        render_profile("quick", prefill=True)
+
+
+def test_block_prefill_passes_the_job_checks() -> None:
+    text = render_profile("quick", directory=None, filename="/dev/xvda", prefill=True)
+    assert validate_job_text(text) == ()
+    assert prefill_job("quick") == parse_prefill_spec(text)
+
+
+def parse_prefill_spec(text: str) -> FioJobSpec:
+    """The prefill section of a rendered job file, as a spec (file order kept)."""
+    section = text.split(f"[{PREFILL_JOB_NAME}]\n", 1)[1].split("\n\n", 1)[0]
+    options = tuple(tuple(line.split("=", 1)) for line in section.splitlines())
+    return FioJobSpec(PREFILL_JOB_NAME, options)  # type: ignore[arg-type]

@@ -258,8 +258,7 @@ def test_end_to_end_with_the_nfs_audit() -> None:
             "pod-subpath",
         ),
         (
-            "/var/lib/tk8s-kubelet-2/plugins/kubernetes.io/csi/hostpath.csi.k8s.io/abc/"
-            "globalmount",
+            "/var/lib/tk8s-kubelet-2/plugins/kubernetes.io/csi/hostpath.csi.k8s.io/abc/globalmount",
             "global-mount",
         ),
     ],

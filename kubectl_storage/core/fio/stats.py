@@ -35,6 +35,7 @@ from kubectl_storage.core.fio.guards import (
     etcd_note,
     etcd_verdict,
     kubestr_mode_note,
+    measured_jobs,
     run_notes,
     text_notes,
 )
@@ -205,8 +206,8 @@ def build_fio_report(
         The report.
     """
     versions = sorted({run.fio_version for runs in class_runs.values() for run in runs})
-    counted = {
-        storage_class: [combine_clones(run) for run in runs]
+    counted = {  # a Block volume's prefill is not a measurement: its note says what it did
+        storage_class: [measured_jobs(combine_clones(run)) for run in runs]
         for storage_class, runs in class_runs.items()
     }
     return FioReport(
@@ -279,7 +280,7 @@ def _client_summaries(clients: ClientRuns) -> tuple[FioClientSummary, ...]:
     job_order: list[str] = []
     for run in clients.runs:
         for part in run.clients:
-            for job in combine_clones(part.result):
+            for job in measured_jobs(combine_clones(part.result)):
                 if job.name not in job_order:
                     job_order.append(job.name)
                 bw = job.read.bw_kib_s + job.write.bw_kib_s + job.trim.bw_kib_s

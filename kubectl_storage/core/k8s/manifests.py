@@ -189,10 +189,12 @@ def build_workload_pod(
     command: list[str] | None = None,
     active_deadline_s: int | None = None,
 ) -> Manifest:
-    """A restricted-level pod that idles so we can exec into it (fio, browse, checks).
+    """A restricted-level pod we exec into (fio, browse, checks).
 
-    The container sleeps rather than running the workload as its command, so output comes back
-    over exec with its exit status, and the pod is deleted as soon as we are done.
+    By default the container only sleeps, and the work runs by exec, so output comes back with
+    its exit status; ``command`` may start work at once and then idle (fio's first run does, to
+    save the exec round trips; its output is collected by exec all the same). The pod is
+    deleted as soon as we are done.
     """
     pod_sc, container_sc = restricted_security_context(identity)
     container: Manifest = {

@@ -67,7 +67,7 @@ def _checksums(device: str) -> list[str]:
     for known in (*BLOCK_RANGES, ADDED_RANGE):
         lines.append(
             f"printf '%s  %s\\n' \"$(dd if={q(device)} bs=1M iflag=skip_bytes,count_bytes "
-            f"skip={known.offset} count={known.length} status=none | sha256sum | cut -c1-64)\" "
+            f'skip={known.offset} count={known.length} status=none | sha256sum | cut -c1-64)" '
             f"{q(known.name)}"
         )
     return lines

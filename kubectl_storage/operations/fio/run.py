@@ -1,6 +1,7 @@
 """`kubectl storage fio`, the run: create a class's objects, run fio, parse, delete, next class.
 
-One pod: fio runs in it by exec, once per repeat. ``--clients N``: the pods run ``fio --server``;
+One pod: its container runs fio once as it starts; the run collects that by exec, and runs
+further repeats by exec. ``--clients N``: the pods run ``fio --server``;
 ``fio --client`` runs by exec in the first pod that came up and drives every server at once,
 once per repeat. A client whose pod does not come up is reported with its reason and the others
 still run; the command then exits 1. Objects go through the run scope, so an interrupted run
@@ -39,9 +40,10 @@ from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.kube.waits import pod_running, wait_for
 from kubectl_storage.operations.fio.plan import (
     CONFIG_PATH,
-    JOB_FILE_NAME,
     FioPlan,
     client_job_name,
+    collect_first_run_command,
+    fio_command,
 )
 from kubectl_storage.operations.pipeline import Progress
 
@@ -131,8 +133,7 @@ def _run_target(
     if request.clients > 1:
         measured = _run_clients(api, plan, target, label, progress)
         if not request.keep:
-            for kind, name in reversed(created):
-                scope.delete_now(kind, name, ns)
+            delete_together(api, scope, created, ns)
         return measured
     step(f"{label}: waiting for the benchmark pod (the volume binds when it is scheduled)")
     pod = wait_for(
@@ -152,16 +153,13 @@ def _run_target(
     for attempt in range(1, request.repeat + 1):
         started = time.monotonic()
         prefix = f"{label}: run {attempt}/{request.repeat}" if request.repeat > 1 else label
-        command = ["fio", "--output-format=json"]
-        if not request.block:
-            # fio writes where it runs unless told otherwise, and the root filesystem is
-            # read-only: point a user's job file without `directory=` at the volume.
-            command.append(f"--directory={DEFAULT_DIRECTORY}")
-        command.append(f"{CONFIG_PATH}/{JOB_FILE_NAME}")
         outcome = exec_in_pod(
             api,
             pod_name,
-            with_mountinfo(command) if attempt == 1 else command,
+            # the first run started with the container (plan.first_run_command): collect it
+            collect_first_run_command(_MOUNTINFO_START, _MOUNTINFO_END)
+            if attempt == 1
+            else fio_command(request),
             namespace=ns,
             timeout_s=request.timeout_s + _expected_seconds(plan.job_text),
             on_tick=_ticker(progress.tick, prefix, started),
@@ -183,8 +181,7 @@ def _run_target(
         step(f"{prefix}: done in {time.monotonic() - started:.0f}s")
     if not request.keep:
         # Free the class's storage before the next class starts.
-        for kind, name in reversed(created):
-            scope.delete_now(kind, name, ns)
+        delete_together(api, scope, created, ns)
     return ClassRun(target, tuple(results), stderr_text, setup=setup)
 
 
@@ -278,6 +275,51 @@ def _run_clients(
         ClientRuns(tuple(clients), tuple(runs)),
         setup,
     )
+
+
+def delete_together(
+    api: KubeApi,
+    scope: RunScope,
+    created: list[tuple[kinds.ResourceKind, str]],
+    namespace: str,
+    *,
+    first_poll_s: float = 0.05,
+    longest_poll_s: float = 0.5,
+) -> None:
+    """Delete a class's objects, newest first, all at once, then wait until they are gone.
+
+    One object at a time (RunScope.delete_now) waits out a 0.5 s poll per object; here every
+    deletion request goes out first (the PVC's protection finalizer lets go as soon as the pod,
+    deleted with no grace period, is gone), then the wait polls from ``first_poll_s`` up.
+    Each object stays in the scope until its deletion was accepted, so an interruption before
+    that still deletes it when the run ends; once accepted, Kubernetes finishes the deletion
+    whether or not we wait (a Ctrl-C during the wait only stops the waiting).
+    """
+    requested: list[tuple[kinds.ResourceKind, str]] = []
+    for kind, name in reversed(created):
+        grace = 0 if kind.kind == "Pod" else None  # our pods ignore SIGTERM (sleep, fio --server)
+        if api.delete(kind, name, namespace, grace_period_s=grace):
+            requested.append((kind, name))
+        scope.forget(kind, name, namespace)
+    deadline = time.monotonic() + scope.cleanup_timeout_s
+    delay = first_poll_s
+    while requested:
+        requested = [(k, n) for k, n in requested if api.get_or_none(k, n, namespace) is not None]
+        if not requested:
+            return
+        if time.monotonic() >= deadline:
+            for kind, name in requested:
+                log.warning(
+                    "%s %s/%s is still terminating; `kubectl storage cleanup --run-id %s` "
+                    "checks on it later",
+                    kind.kind,
+                    namespace,
+                    name,
+                    scope.run_id,
+                )
+            return
+        time.sleep(delay)
+        delay = min(delay * 2, longest_poll_s)
 
 
 _MOUNTINFO_START = "@@kubectl-storage mountinfo"
