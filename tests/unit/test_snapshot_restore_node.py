@@ -21,7 +21,7 @@ from kubectl_storage.core.snapshot.restore_node import (
 )
 from kubectl_storage.core.snapshot.snapshots import SnapshotCheckReport
 from kubectl_storage.errors import UsageError
-from kubectl_storage.operations.snapshot.check import (
+from kubectl_storage.operations.snapshot.check_plan import (
     WRITER_NODE,
     CheckRequest,
     check_manifests,

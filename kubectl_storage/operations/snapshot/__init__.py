@@ -1,7 +1,8 @@
 """`kubectl storage snapshot list|check|browse|cp`, one module per subcommand.
 
 * listing: VolumeSnapshots with their content, class, driver, readiness and size.
-* check: known files → snapshot → change the source → restore → compare checksums.
+* check: known files → snapshot → change the source → restore → compare checksums
+  (check_plan: the request and the objects; check: the run).
 * browse / copy: restore (restore.py) into a temporary read-only PVC, then a shell, a listing,
   or tar out.
 
@@ -17,8 +18,8 @@ from kubectl_storage.operations.snapshot.browse import (
     BrowseResult,
     validate_browse,
 )
-from kubectl_storage.operations.snapshot.check import (
-    CheckCommand,
+from kubectl_storage.operations.snapshot.check import CheckCommand
+from kubectl_storage.operations.snapshot.check_plan import (
     CheckManifests,
     CheckPlan,
     CheckRequest,

@@ -6,36 +6,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.core.k8s.labels import RUN_ID, object_name, with_run_labels
-from kubectl_storage.core.k8s.manifests import (
-    Manifest,
-    PodIdentity,
-    VolumeMode,
-    build_pvc,
-    build_workload_pod,
-)
 from kubectl_storage.core.k8s.objects import dig
-from kubectl_storage.core.k8s.quantities import Size
 from kubectl_storage.core.rbac import Condition
-from kubectl_storage.core.snapshot.block_ranges import (
-    BLOCK_DEVICE,
-    RANGE_SIZES,
-    block_change_script,
-    block_checksum_script,
-    block_plan_problems,
-    block_size_problem,
-    block_write_script,
-    describe_block_change,
-)
 from kubectl_storage.core.snapshot.freeze import (
-    ROLE_LABEL,
     FreezeResult,
     freeze_refusal,
-    freezer_pod,
 )
 from kubectl_storage.core.snapshot.log_writer import (
     Ack,
@@ -43,48 +20,39 @@ from kubectl_storage.core.snapshot.log_writer import (
 from kubectl_storage.core.snapshot.restore_node import (
     OTHER,
     RestorePlacement,
-    reader_affinity,
     volume_topology_refusal,
-    writer_affinity,
 )
 from kubectl_storage.core.snapshot.snapshots import (
-    ADDED,
-    CHECK_FILES,
-    SNAPSHOT_MOUNT,
-    SOURCE_MOUNT,
     FileVerdict,
     SnapshotCheckReport,
     SnapshotChoiceError,
     StepTiming,
-    build_volume_snapshot,
-    change_script,
-    check_size_problem,
-    check_snapshot_class,
-    checksum_script,
     choose_restore_size,
-    choose_snapshot_class,
     compare_restore,
     content_name_of,
-    describe_change,
     parse_checksums,
-    plan_problems,
-    snapshot_data_source,
     snapshot_settled,
-    write_script,
 )
 from kubectl_storage.core.snapshot.under_load import UnderLoadResult, judge_under_load
 from kubectl_storage.errors import (
     ClusterError,
-    UsageError,
 )
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.operations.pipeline import Progress
 from kubectl_storage.operations.preflight import ClusterFacts, Requirements
+from kubectl_storage.operations.snapshot.check_plan import (
+    BLOCK_SCRIPTS,
+    CHECK_COMMAND,
+    FILE_SCRIPTS,
+    CheckPlan,
+    CheckRequest,
+    check_manifests,
+    choose_check_snapshot_class,
+    validate_check,
+)
 from kubectl_storage.operations.snapshot.common import (
-    PodSettings,
     Step,
-    choice_error,
     get_optional,
     restore_first_on_exit,
     run_script,
@@ -105,252 +73,6 @@ from kubectl_storage.operations.snapshot.under_load import (
 )
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class CheckRequest:
-    """Everything `snapshot check` was asked to do."""
-
-    pods: PodSettings
-    storage_class: str | None = None  # None: the cluster's default class
-    size: Size = field(default_factory=lambda: Size.parse("1Gi"))
-    snapshot_class: str | None = None
-    under_load: bool = False  # a writer appends fsynced log records while the snapshot is cut
-    #: Read the restore on this node, or on any node but the source's (``other``).
-    restore_node: str | None = None
-    #: Freeze the source filesystem around the cut (application-consistent), where allowed.
-    freeze: bool = False
-    #: ``Block``: raw block volumes, checked by byte ranges of the device.
-    volume_mode: VolumeMode = VolumeMode.FILESYSTEM
-
-    @property
-    def block(self) -> bool:
-        """Raw block volumes."""
-        return self.volume_mode is VolumeMode.BLOCK
-
-
-@dataclass(frozen=True)
-class CheckManifests:
-    """The five objects of a check, in creation order."""
-
-    source_pvc: Manifest
-    writer_pod: Manifest
-    snapshot: Manifest
-    restore_pvc: Manifest
-    reader_pod: Manifest
-    #: --freeze, where the namespace allows it: the pod that freezes the source filesystem.
-    freezer_pod: Manifest | None = None
-
-    def all(self) -> list[Manifest]:
-        """Creation order."""
-        freezer = [self.freezer_pod] if self.freezer_pod else []
-        return [
-            self.source_pvc,
-            self.writer_pod,
-            *freezer,
-            self.snapshot,
-            self.restore_pvc,
-            self.reader_pod,
-        ]
-
-
-CHECK_COMMAND = "snapshot-check"
-
-
-@dataclass(frozen=True)
-class CheckScripts:
-    """What the pods run and how it is judged: files on a filesystem, or ranges of a device."""
-
-    write: str
-    change: str
-    read_restore: str
-    sizes: dict[str, int]
-    describe: Callable[[], list[str]]
-    plan_problems: Callable[[dict[str, str], dict[str, str]], list[str]]
-
-
-FILE_SCRIPTS = CheckScripts(
-    write=write_script(),
-    change=change_script(),
-    read_restore=checksum_script(SNAPSHOT_MOUNT),
-    sizes={f.path: f.size_bytes for f in (*CHECK_FILES, ADDED)},
-    describe=describe_change,
-    plan_problems=plan_problems,
-)
-BLOCK_SCRIPTS = CheckScripts(
-    write=block_write_script(),
-    change=block_change_script(),
-    read_restore=block_checksum_script(),
-    sizes=RANGE_SIZES,
-    describe=describe_block_change,
-    plan_problems=block_plan_problems,
-)
-
-#: In --dry-run with ``--restore-node other``: the writer's node, known once it runs.
-WRITER_NODE = "WRITER_NODE"
-
-
-def validate_check(request: CheckRequest) -> None:
-    """Inputs that need no cluster: the size must hold the check's files.
-
-    Raises:
-        UsageError: the size is too small for the files.
-    """
-    problem = (block_size_problem if request.block else check_size_problem)(request.size.bytes)
-    if problem:
-        raise UsageError(f"-z {request.size} is too small: {problem}", "Example: -z 1Gi")
-    if request.block and request.under_load:
-        raise UsageError(
-            "--under-load writes a log file and needs --volume-mode Filesystem",
-            "Check the block volume without --under-load.",
-        )
-    node = request.pods.placement.node_name
-    if request.restore_node and node and request.restore_node == node:
-        raise UsageError(
-            f"--restore-node {node} is the node the source runs on (--node {node}); the restore "
-            "must be read on another node.",
-            f"Name another node, or use --restore-node {OTHER}.",
-        )
-
-
-def check_manifests(
-    namespace: str,
-    storage_class: str,
-    snapshot_class: str,
-    size: str,
-    pods: PodSettings,
-    identity: PodIdentity,
-    *,
-    run_id: str,
-    restore_size: str | None = None,
-    restore_node: str | None = None,
-    source_node: str | None = None,
-    freeze: bool = False,
-    volume_mode: VolumeMode = VolumeMode.FILESYSTEM,
-) -> CheckManifests:
-    """Every object the check creates, labelled for run ``run_id``.
-
-    The restore's size is the snapshot's restoreSize, known once the snapshot is cut; until
-    then (and in --dry-run) the restore PVC asks for the source's size. Likewise with
-    ``--restore-node other`` the reader avoids the writer's node, known once the writer runs;
-    until then (in --dry-run) that node is named ``WRITER_NODE``. With ``freeze`` a freezer pod
-    joins the writer on its node.
-    """
-    name = object_name(CHECK_COMMAND, run_id)
-    device = BLOCK_DEVICE if volume_mode is VolumeMode.BLOCK else None
-    writer_placement = pods.placement
-    reader_placement = pods.placement
-    if restore_node:
-        writer_placement = replace(pods.placement, affinity=writer_affinity(restore_node))
-        reader_placement = replace(
-            pods.placement,
-            node_name=None,
-            affinity=reader_affinity(
-                restore_node, source_node or pods.placement.node_name or WRITER_NODE
-            ),
-        )
-
-    def labelled(manifest: Manifest) -> Manifest:
-        return with_run_labels(manifest, run_id, CHECK_COMMAND)
-
-    writer_pod = labelled(
-        build_workload_pod(
-            f"{name}-writer",
-            namespace,
-            pods.image,
-            pvc_name=f"{name}-source",
-            mount_path=SOURCE_MOUNT,
-            block_device_path=device,
-            identity=identity,
-            placement=writer_placement,
-        )
-    )
-    freezer = None
-    if freeze:
-        writer_pod["metadata"]["labels"][ROLE_LABEL] = "writer"
-        freezer = labelled(
-            freezer_pod(
-                f"{name}-freezer",
-                namespace,
-                pods.image,
-                pvc=f"{name}-source",
-                writer_labels={RUN_ID: run_id, ROLE_LABEL: "writer"},
-            )
-        )
-    return CheckManifests(
-        source_pvc=labelled(
-            build_pvc(
-                f"{name}-source", namespace, storage_class, size, volume_mode=str(volume_mode)
-            )
-        ),
-        writer_pod=writer_pod,
-        freezer_pod=freezer,
-        snapshot=labelled(
-            build_volume_snapshot(
-                name, namespace, pvc_name=f"{name}-source", snapshot_class=snapshot_class
-            )
-        ),
-        restore_pvc=labelled(
-            build_pvc(
-                f"{name}-restore",
-                namespace,
-                storage_class,
-                restore_size or size,
-                volume_mode=str(volume_mode),
-                data_source=snapshot_data_source(name),
-            )
-        ),
-        reader_pod=labelled(
-            build_workload_pod(
-                f"{name}-reader",
-                namespace,
-                pods.image,
-                pvc_name=f"{name}-restore",
-                mount_path=SNAPSHOT_MOUNT,
-                block_device_path=device,
-                read_only=True,
-                identity=identity,
-                placement=reader_placement,
-            )
-        ),
-    )
-
-
-@dataclass(frozen=True)
-class CheckPlan:
-    """A planned check: the class pair and the objects, for one run id."""
-
-    run_id: str
-    namespace: str
-    storage_class: str
-    snapshot_class: str
-    request: CheckRequest
-    identity: PodIdentity
-    objects: CheckManifests
-    provisioner: str = ""
-    #: --freeze asked for but not possible here: why (the run is then crash-consistent).
-    freeze_refusal: str | None = None
-
-    def manifests(self) -> list[Manifest]:
-        """Creation order (what --dry-run prints)."""
-        return self.objects.all()
-
-
-def choose_check_snapshot_class(
-    storage_class: JsonDict, snapshot_classes: list[JsonDict], given: str | None
-) -> str:
-    """The VolumeSnapshotClass the check uses: the given one if it fits, else the driver's.
-
-    Raises:
-        UsageError: no snapshot class fits (none for the driver, or several without a default).
-    """
-    try:
-        if given:
-            check_snapshot_class(given, storage_class, snapshot_classes)
-            return given
-        return choose_snapshot_class(storage_class, snapshot_classes)
-    except SnapshotChoiceError as exc:
-        raise choice_error(exc) from exc
 
 
 class CheckCommand:
