@@ -164,8 +164,9 @@ def test_privileged_hostpid_pod_sees_kubelet_volume_mounts(cluster, namespace):
     assert lines, f"{want} not in the host's /proc/1/mountinfo:\n" + "\n".join(
         ln for ln in mountinfo.splitlines() if "/var/lib/kubelet" in ln
     )
-    # the mount's source is the driver's volume directory
-    assert f"/volumes/{pv}" in lines[0].split()[3], lines[0]
+    # the mount's source is the driver's volume directory: <pv> at the top of the volume
+    # filesystem (tests/cluster/harness.py mounts it at CSI_STATE/volumes)
+    assert lines[0].split()[3] == f"/{pv}", lines[0]
     c.kubectl_run("-n", namespace, "delete", "pod", "holder", "--wait=true", "--timeout=60s")
 
 
