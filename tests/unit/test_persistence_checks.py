@@ -535,3 +535,23 @@ def test_a_move_without_attach_says_why() -> None:
     out = io.StringIO()
     write_persistence_table(_report(phases=(seed, unknown)), out)
     assert "  reschedule: no attach or detach events reported\n" in out.getvalue()
+
+
+def test_untolerated_taints_of_the_nodes_a_pod_may_go_to() -> None:
+    from kubectl_storage.core.k8s.manifests import PodPlacement, Toleration
+    from kubectl_storage.core.k8s.scheduling import untolerated_taints
+
+    taint = {"key": "team", "value": "db", "effect": "NoSchedule"}
+    nodes = [
+        {"metadata": {"name": "a", "labels": {"zone": "x"}}, "spec": {"taints": [taint]}},
+        {"metadata": {"name": "b", "labels": {"zone": "y"}}, "spec": {}},
+        {
+            "metadata": {"name": "c", "labels": {"zone": "x"}},
+            "spec": {"taints": [{"key": "soft", "effect": "PreferNoSchedule"}]},
+        },
+    ]
+    x = PodPlacement(node_selector={"zone": "x"})
+    assert untolerated_taints(nodes, x) == {"a": ["team=db:NoSchedule"]}
+    assert untolerated_taints(nodes, PodPlacement(node_name="b")) == {}
+    tolerant = PodPlacement(node_selector={"zone": "x"}, tolerations=(Toleration("team"),))
+    assert untolerated_taints(nodes, tolerant) == {}

@@ -27,6 +27,33 @@ def _tolerates(taint: Mapping[str, Any], tolerations: Sequence[Toleration]) -> b
     return False
 
 
+def untolerated_taints(
+    nodes: Iterable[Mapping[str, Any]], placement: PodPlacement
+) -> dict[str, list[str]]:
+    """For each node the placement's name and selector allow, the NoSchedule/NoExecute taints
+    its tolerations do not tolerate (``key=value:Effect``); nodes with none are left out.
+
+    The scheduler's own message can be stale: a pod first tried before its claim was bound
+    says so until it is tried again, which may be minutes later."""
+    found: dict[str, list[str]] = {}
+    for node in nodes:
+        name = str(dig(node, "metadata", "name"))
+        labels = dig(node, "metadata", "labels") or {}
+        if placement.node_name and name != placement.node_name:
+            continue
+        if any(labels.get(k) != v for k, v in placement.node_selector.items()):
+            continue
+        blocking = [
+            f"{t.get('key')}" + (f"={t['value']}" if t.get("value") else "") + f":{t.get('effect')}"
+            for t in dig(node, "spec", "taints") or []
+            if t.get("effect") in ("NoSchedule", "NoExecute")
+            and not _tolerates(t, placement.tolerations)
+        ]
+        if blocking:
+            found[name] = blocking
+    return found
+
+
 def schedulable_nodes(nodes: Iterable[Mapping[str, Any]], placement: PodPlacement) -> list[str]:
     """Names of the Ready, schedulable nodes a pod with this placement may land on (node,
     selector and taints)."""

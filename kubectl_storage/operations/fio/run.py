@@ -31,9 +31,11 @@ from kubectl_storage.core.fio.results import FioOutputError, FioResult, parse_fi
 from kubectl_storage.core.fio.setup import TargetSetup, target_setup, volume_setup
 from kubectl_storage.core.fio.stats import build_fio_report
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.core.k8s.objects import dig, name_of
+from kubectl_storage.core.k8s.manifests import PodPlacement
+from kubectl_storage.core.k8s.objects import dig, labels_of, name_of
 from kubectl_storage.core.k8s.quantities import format_bytes
-from kubectl_storage.errors import ClusterError, FindingsError, ForbiddenError
+from kubectl_storage.core.k8s.scheduling import untolerated_taints
+from kubectl_storage.errors import ClusterError, FindingsError, ForbiddenError, WaitTimeoutError
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.podexec import exec_in_pod, preload_exec_support
 from kubectl_storage.kube.run_scope import RunScope
@@ -136,16 +138,19 @@ def _run_target(
             delete_together(api, scope, created, ns)
         return measured
     step(f"{label}: waiting for the benchmark pod (the volume binds when it is scheduled)")
-    pod = wait_for(
-        api,
-        kinds.POD,
-        pod_name,
-        pod_running("benchmark"),
-        namespace=ns,
-        timeout_s=request.timeout_s,
-        what="Running",
-        hint=_pending_hint(ns, target),
-    )
+    try:
+        pod = wait_for(
+            api,
+            kinds.POD,
+            pod_name,
+            pod_running("benchmark"),
+            namespace=ns,
+            timeout_s=request.timeout_s,
+            what="Running",
+            hint=_pending_hint(ns, target),
+        )
+    except WaitTimeoutError as exc:
+        raise _with_taints(api, exc, request.placement) from None
     step(f"{label}: pod running; fio starts")
     results: list[FioResult] = []
     stderr_text = ""
@@ -371,6 +376,33 @@ def _setup(
 
 def _ticker(step: Callable[[str], None], prefix: str, started: float) -> Callable[[], None]:
     return lambda: step(f"{prefix}: fio running, {time.monotonic() - started:.0f}s")
+
+
+def _with_taints(api: KubeApi, exc: WaitTimeoutError, placement: PodPlacement) -> WaitTimeoutError:
+    """The timeout, with the taints that keep the pod off every node it may go to.
+
+    Said by us from the nodes, since the scheduler's last message may be an older reason (a
+    claim not yet bound when the pod was first tried). Nodes that cannot be read: unchanged."""
+    try:
+        nodes = api.list(kinds.NODE)
+    except ClusterError:
+        return exc
+    taints = untolerated_taints(nodes, placement)
+    allowed = [n for n in nodes if not placement.node_name or name_of(n) == placement.node_name]
+    allowed = [
+        n
+        for n in allowed
+        if all((labels_of(n).get(k) == v) for k, v in placement.node_selector.items())
+    ]
+    if not taints or len(taints) < len(allowed):
+        return exc  # some node the pod may go to has no untolerated taint: not the reason
+    said = "; ".join(f"{node}: {', '.join(t)}" for node, t in sorted(taints.items()))
+    return WaitTimeoutError(
+        f"{exc.message}; every node it may go to has an untolerated taint ({said})",
+        "Pass --toleration KEY[=VALUE][:EFFECT] for the taint, or choose other nodes with "
+        "--node or --node-selector.",
+        exc.events,
+    )
 
 
 def _pending_hint(namespace: str, target: str) -> str:
