@@ -10,7 +10,6 @@ by chance (the exec arriving before the container made its FIFO, fio failing, fi
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -27,8 +26,6 @@ from kubectl_storage.operations.fio.plan import (
     first_run_command,
 )
 from kubectl_storage.operations.fio.run import split_mountinfo
-
-pytestmark = pytest.mark.skipif(not shutil.which("mkfifo"), reason="needs mkfifo")
 
 START, END = "@@kubectl-storage mountinfo", "@@kubectl-storage end"
 
