@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 import signal
 import threading
 import time
@@ -104,12 +105,32 @@ def open_exec(
     except Exception as exc:
         if interrupted(exc):
             raise KeyboardInterrupt from exc  # so the run scope cleans up and exits 130
-        status = getattr(exc, "status", None)
+        status, body = getattr(exc, "status", None), str(getattr(exc, "body", "") or exc)
+        if not status:
+            # The client reports a refused websocket upgrade as status 0 with the handshake's
+            # text: the server answered, so it is the server's status, not an unreachable API.
+            status, body = handshake_refusal(str(getattr(exc, "reason", "") or exc))
         if not status:
             raise describe_unreachable(api.connection, exc) from exc
         from kubectl_storage.kube.api import _api_error  # noqa: PLC0415 - runtime only
 
-        raise _api_error(int(status), str(getattr(exc, "body", "") or exc), "EXEC", pod) from exc
+        raise _api_error(int(status), body, "EXEC", pod) from exc
+
+
+_HANDSHAKE = re.compile(r"Handshake status (\d{3})")
+
+
+def handshake_refusal(text: str) -> tuple[int | None, str]:
+    """The HTTP status and Status body of a refused websocket upgrade, from the text the
+    websocket client gives it (``Handshake status 404 Not Found -+-+- {headers} -+-+- b'{…}'``);
+    ``(None, text)`` for anything else."""
+    found = _HANDSHAKE.search(text)
+    if found is None:
+        return None, text
+    body = text.rsplit("-+-+-", 1)[-1].strip() if "-+-+-" in text else text
+    if body[:2] in ("b'", 'b"') and body[-1:] == body[1]:
+        body = body[2:-1].encode("latin-1", "replace").decode("unicode_escape", "replace")
+    return int(found.group(1)), body
 
 
 def exit_status(client: Any) -> int | None:

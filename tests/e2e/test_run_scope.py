@@ -21,7 +21,7 @@ import warnings
 import pytest
 
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.errors import ClusterError, Interrupted
+from kubectl_storage.errors import ClusterError, Interrupted, NotFoundError
 from kubectl_storage.kube import run_scope, waits
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.connection import ConnectionSettings, connect
@@ -310,3 +310,12 @@ def test_a_wait_for_an_object_that_comes_back_follows_it(api, namespace) -> None
         comes_back=True,
     )
     assert found["data"] == {"state": "done"}
+
+
+def test_an_exec_the_server_refuses_is_the_servers_answer(api, namespace) -> None:
+    # The API answers the websocket upgrade with 404 for a pod that does not exist; the client
+    # reports that as status 0, which once read as "cannot reach the Kubernetes API".
+    with pytest.raises(NotFoundError) as refused:
+        exec_in_pod(api, "no-such-pod", ["true"], namespace=namespace)
+    assert 'pods "no-such-pod" not found' in refused.value.message
+    assert "cannot reach" not in str(refused.value)
