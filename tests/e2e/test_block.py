@@ -201,7 +201,14 @@ def test_prefill_writes_exactly_the_read_range_of_the_loop_device(cluster, names
     fresh_image, prefilled_image = CSI_VOLUMES / f"{fresh}.img", CSI_VOLUMES / f"{prefilled}.img"
     assert _holes(fresh_image) == (0, None)  # nothing written yet: one hole
 
-    without = _quick_block(namespace, "--pvc", "fresh", "--no-prefill")
+    run = run_cli(
+        "fio", "--volume-mode", "Block", "--profile", "quick", "--runtime", "3",
+        "--ramp-time", "0", "-n", namespace, "-o", "json", "--pvc", "fresh", "--no-prefill",
+    )  # fmt: skip
+    # a given Block claim is overwritten, not given a test file
+    assert "fio writes to the raw block device of PVC fresh" in run.stderr
+    assert "test file" not in run.stderr
+    without = _report(run)
     with_prefill = _quick_block(namespace, "--pvc", "prefilled")
 
     # --no-prefill: the read job read blocks nobody wrote, and the result says so

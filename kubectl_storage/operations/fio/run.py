@@ -66,7 +66,12 @@ class ClassRun:
 def run_fio(api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) -> FioReport:
     """Create the plan's objects class by class, run fio, and return the report."""
     request = plan.request
-    if request.pvc:
+    if request.pvc and request.block:
+        log.warning(
+            "fio writes to the raw block device of PVC %s: what its jobs write over is lost",
+            request.pvc,
+        )
+    elif request.pvc:
         log.warning(
             "fio writes a %s test file into PVC %s; it is removed afterwards",
             format_bytes(plan.job_bytes),
