@@ -135,6 +135,14 @@ def fio_command(
             "them (their numbers are then marked suspect: unwritten blocks read as zeros).",
         ),
     ] = False,
+    compare_local: Annotated[
+        bool,
+        typer.Option(
+            "--compare-local",
+            help="Also run the same jobs on the node's own disk (an emptyDir in the benchmark "
+            "pod), and mark the class suspect where it is 2x faster or more (a cache).",
+        ),
+    ] = False,
 ) -> None:
     """Benchmark StorageClasses with fio: IOPS, bandwidth and latency percentiles.
 
@@ -156,6 +164,8 @@ def fio_command(
         kubectl storage fio -s shared-nfs --clients 4 --shared
 
         kubectl storage fio -s fast --volume-mode Block -z 20Gi
+
+        kubectl storage fio -s fast --compare-local
 
         kubectl storage fio --from-json fast.json
     """
@@ -217,6 +227,7 @@ def fio_command(
         shared=shared,
         spread=spread,
         prefill=not no_prefill,
+        compare_local=compare_local,
     )
     measured = options.execute(
         FioCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout

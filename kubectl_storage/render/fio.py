@@ -147,6 +147,8 @@ def write_fio_table(report: FioReport, out: TextIO, wide: bool = False) -> None:
         _write_trust(result, out)
         if result.clients:
             _write_clients(result, out)
+        if result.local_disk is not None and result.local_disk.jobs:
+            _write_local_disk(result, out)
         out.write("\n")
 
     if len(report.results) > 1:
@@ -226,6 +228,29 @@ def _write_clients(result: FioClassResult, out: TextIO) -> None:
     ]
     if skews:
         out.write("skew between clients ((max - min) / mean IOPS): " + ", ".join(skews) + "\n")
+
+
+def _write_local_disk(result: FioClassResult, out: TextIO) -> None:
+    """The volume's IOPS beside the same jobs' on the node's own disk (--compare-local)."""
+    local = result.local_disk
+    assert local is not None
+    theirs = {job.name: job for job in local.jobs}
+    rows = []
+    for job in result.jobs:
+        other = theirs.get(job.name)
+        if other is None:
+            continue
+        cells = [job.name]
+        for side in ("read", "write"):
+            mine, disk = job.value(f"{side}_iops"), other.value(f"{side}_iops")
+            ratio = f" ({mine / disk:.2f}x)" if mine and disk else ""
+            cells += [_num(mine), _num(disk) + ratio]
+        rows.append(cells)
+    where = " on ".join(x for x in (local.fs_type, local.source) if x) or "emptyDir"
+    node = f" of {local.node}" if local.node else ""
+    out.write("\n")
+    headers = ["job", "read iops", "on the disk (volume's x)", "write iops", "on the disk"]
+    write_table(rows, headers, out, title=f"The same jobs on the node's own disk{node} ({where})")
 
 
 def _version_text(version: str | tuple[str, ...]) -> str:

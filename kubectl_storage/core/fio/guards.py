@@ -62,6 +62,10 @@ The rules and their thresholds:
     so it is taken out of the reported jobs (:func:`measured_jobs`); a prefill that failed
     gets the error's note (and its read jobs ``fio.block-unwritten-read``).
 
+``fio.faster-than-local-disk`` / ``fio.local-disk`` (info)
+    With ``--compare-local``: the volume beat the same job on the node's own disk by a wide
+    margin (see :mod:`kubectl_storage.core.fio.local_disk`).
+
 Pure module: parsed results and text in, notes and dicts out.
 """
 
@@ -114,6 +118,8 @@ NOTE_KUBESTR_MODE = "fio.kubestr-mode"
 NOTE_ETCD = "fio.etcd-fdatasync"
 NOTE_UNWRITTEN_READ = "fio.block-unwritten-read"
 NOTE_PREFILL = "fio.block-prefill"
+NOTE_FASTER_THAN_LOCAL = "fio.faster-than-local-disk"
+NOTE_LOCAL_DISK = "fio.local-disk"
 
 #: Notes that make a class's numbers suspect.
 SUSPECT_NOTES = frozenset(
@@ -127,6 +133,7 @@ SUSPECT_NOTES = frozenset(
         NOTE_JOB_ERROR,
         NOTE_NO_IO,
         NOTE_UNWRITTEN_READ,
+        NOTE_FASTER_THAN_LOCAL,
     }
 )
 

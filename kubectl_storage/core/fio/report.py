@@ -330,6 +330,51 @@ class FioClientSummary:
 
 
 @dataclass(frozen=True)
+class LocalDiskResult:
+    """The same jobs on the node's own disk (``--compare-local``), beside the volume's.
+
+    Attributes:
+        node: the node the benchmark pod ran on.
+        fs_type: the emptyDir's file system as the pod saw it (``ext4``, ``xfs``).
+        source: the device it is on (``/dev/nvme0n1p1``).
+        jobs: the jobs there, one run; empty when they did not run.
+        skipped: why there is no comparison, ``None`` when there is one.
+    """
+
+    node: str | None = None
+    fs_type: str | None = None
+    source: str | None = None
+    jobs: tuple[FioJobSummary, ...] = ()
+    skipped: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape with fixed key order."""
+        return {
+            "node": self.node,
+            "fs_type": self.fs_type,
+            "source": self.source,
+            "skipped": self.skipped,
+            "jobs": [job.to_dict() for job in self.jobs],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LocalDiskResult:
+        """Read one back from a saved report."""
+
+        def text(key: str) -> str | None:
+            value = data.get(key)
+            return str(value) if value else None
+
+        return cls(
+            node=text("node"),
+            fs_type=text("fs_type"),
+            source=text("source"),
+            jobs=tuple(FioJobSummary.from_dict(job) for job in data.get("jobs") or ()),
+            skipped=text("skipped"),
+        )
+
+
+@dataclass(frozen=True)
 class FioClassResult:
     """What one StorageClass (or the given PVC) produced.
 
@@ -345,6 +390,7 @@ class FioClassResult:
         client_skew_percent: with ``--clients``, per job: (largest - smallest client IOPS)
             / mean, ``None`` below two clients.
         setup: what the numbers were measured on (class, provisioner, mount, nodes).
+        local_disk: with ``--compare-local``, the same jobs on the node's own disk.
     """
 
     storage_class: str
@@ -355,6 +401,7 @@ class FioClassResult:
     clients: tuple[FioClientSummary, ...] = ()
     client_skew_percent: Mapping[str, float | None] = field(default_factory=dict)
     setup: TargetSetup | None = None
+    local_disk: LocalDiskResult | None = None
 
     @property
     def failed_clients(self) -> tuple[FioClientSummary, ...]:
@@ -381,6 +428,8 @@ class FioClassResult:
         if self.clients:
             entry["clients"] = [client.to_dict() for client in self.clients]
             entry["client_skew_percent"] = dict(self.client_skew_percent)
+        if self.local_disk is not None:
+            entry["local_disk"] = self.local_disk.to_dict()
         return entry
 
     @classmethod
@@ -389,6 +438,7 @@ class FioClassResult:
         etcd = data.get("etcd")
         skew = data.get("client_skew_percent")
         setup = data.get("setup")
+        local = data.get("local_disk")
         return cls(
             storage_class=str(data.get("storage_class", "")),
             confidence=str(data.get("confidence") or ""),
@@ -400,6 +450,7 @@ class FioClassResult:
             if isinstance(skew, Mapping)
             else {},
             setup=TargetSetup.from_dict(setup) if isinstance(setup, Mapping) else None,
+            local_disk=LocalDiskResult.from_dict(local) if isinstance(local, Mapping) else None,
         )
 
 

@@ -40,6 +40,7 @@ from kubectl_storage.core.fio.guards import (
     text_notes,
 )
 from kubectl_storage.core.fio.jobs import ETCD_JOB_NAME
+from kubectl_storage.core.fio.local_disk import LocalDiskRun, local_disk_notes
 from kubectl_storage.core.fio.report import (
     VERDICT_NOTHING_COMPARED,
     VERDICT_PASS,
@@ -50,6 +51,7 @@ from kubectl_storage.core.fio.report import (
     FioClientSummary,
     FioJobSummary,
     FioReport,
+    LocalDiskResult,
     MetricDelta,
 )
 from kubectl_storage.core.fio.results import (
@@ -183,6 +185,7 @@ def build_fio_report(
     stderr: Mapping[str, str] | None = None,
     client_runs: Mapping[str, ClientRuns] | None = None,
     setups: Mapping[str, TargetSetup] | None = None,
+    local_disks: Mapping[str, LocalDiskRun] | None = None,
 ) -> FioReport:
     """Assemble a FioReport from parsed runs, one list of repeats per StorageClass.
 
@@ -201,6 +204,8 @@ def build_fio_report(
             runs. ``class_runs`` then holds each run's sum over the clients; the guards judge
             every client's own jobs (each client has its own data set and cache).
         setups: StorageClass name -> what its numbers were measured on.
+        local_disks: with ``--compare-local``, StorageClass name -> the same jobs on the
+            node's own disk; the class's jobs are compared with them.
 
     Returns:
         The report.
@@ -228,6 +233,7 @@ def build_fio_report(
                 stderr=(stderr or {}).get(storage_class, ""),
                 clients=(client_runs or {}).get(storage_class),
                 setup=(setups or {}).get(storage_class),
+                local_run=(local_disks or {}).get(storage_class),
             )
             for storage_class, runs in class_runs.items()
         ),
@@ -243,6 +249,7 @@ def _class_result(
     stderr: str,
     clients: ClientRuns | None = None,
     setup: TargetSetup | None = None,
+    local_run: LocalDiskRun | None = None,
 ) -> FioClassResult:
     notes: list[FioNote] = []
     if clients is None:
@@ -258,18 +265,40 @@ def _class_result(
     if profile == "etcd":
         etcd = etcd_verdict([job for jobs in counted for job in jobs if job.name == ETCD_JOB_NAME])
         notes.append(etcd_note(etcd))
-    kept = dedupe(notes)
     merged = merge_repeats([[job_contract(job) for job in jobs] for jobs in counted])
+    job_summaries = tuple(FioJobSummary.from_dict(job) for job in merged)
+    local = _local_disk(local_run) if local_run is not None else None
+    if local is not None:
+        notes.extend(local_disk_notes(job_summaries, local))
+    kept = dedupe(notes)
     summaries = _client_summaries(clients) if clients is not None else ()
     return FioClassResult(
         storage_class=storage_class,
         confidence=confidence(kept),
         notes=tuple(kept),
         etcd=etcd,
-        jobs=tuple(FioJobSummary.from_dict(job) for job in merged),
+        jobs=job_summaries,
         clients=summaries,
         client_skew_percent=_client_skew(summaries),
         setup=setup,
+        local_disk=local,
+    )
+
+
+def _local_disk(run: LocalDiskRun) -> LocalDiskResult:
+    """The run on the node's disk, its jobs summarised like the volume's (one run)."""
+    jobs: tuple[FioJobSummary, ...] = ()
+    if run.result is not None:
+        counted = measured_jobs(combine_clones(run.result))
+        merged = merge_repeats([[job_contract(job) for job in counted]])
+        jobs = tuple(FioJobSummary.from_dict(job) for job in merged)
+    volume = run.volume
+    return LocalDiskResult(
+        node=run.node,
+        fs_type=volume.fs_type if volume else None,
+        source=volume.source if volume else None,
+        jobs=jobs,
+        skipped=run.skipped,
     )
 
 

@@ -30,6 +30,12 @@ from kubectl_storage.core.fio.jobs import (
     render_profile,
     validate_job_text,
 )
+from kubectl_storage.core.fio.local_disk import (
+    LOCAL_DIRECTORY,
+    LOCAL_JOB_FILE_NAME,
+    local_job_text,
+    with_local_disk,
+)
 from kubectl_storage.core.k8s.labels import RUN_ID, object_name, with_run_labels
 from kubectl_storage.core.k8s.manifests import (
     Manifest,
@@ -144,6 +150,8 @@ class FioRequest:
     spread: Spread = Spread.NODES
     #: On a Block volume, write the read jobs' range before them (off: --no-prefill).
     prefill: bool = True
+    #: Also run the jobs on an emptyDir on the node's own disk, and compare (--compare-local).
+    compare_local: bool = False
 
     @property
     def block(self) -> bool:
@@ -249,6 +257,8 @@ def validate_fio(request: FioRequest) -> None:
         raise UsageError("give either -s/--storage-class or --pvc, not both", "")
     _validate_clients(request)
     job_text = build_job_text(request)
+    if request.compare_local:
+        _validate_compare_local(request, job_text)
     fio_complaint = check_with_local_fio(job_text)
     if fio_complaint:
         raise UsageError(
@@ -277,6 +287,39 @@ def _validate_clients(request: FioRequest) -> None:
                 "Remove filename=/filename_format= (each client then writes its own files), "
                 "or drop --shared.",
             )
+
+
+def _validate_compare_local(request: FioRequest, job_text: str) -> None:
+    flag = "--compare-local"
+    if request.clients > 1:
+        raise UsageError(
+            f"{flag} runs with one client: the node's disk is compared in the benchmark pod",
+            f"Drop --clients, or run {flag} on its own first.",
+        )
+    if request.block:
+        raise UsageError(
+            f"{flag} compares a Filesystem volume with the node's disk: a Block volume's jobs "
+            "address the device, which has no counterpart on the node",
+            f"Use --volume-mode Filesystem with {flag}.",
+        )
+    try:
+        local_job_text(job_text)
+    except FioJobError as exc:
+        raise UsageError(
+            f"{flag}: {exc}",
+            "Leave directory= out of the job file (the volume is the default) or set it to "
+            f"{DEFAULT_DIRECTORY}, and give file names relative to it.",
+        ) from exc
+
+
+def local_fio_command() -> list[str]:
+    """The fio command line of the run on the node's disk (``--compare-local``)."""
+    return [
+        "fio",
+        "--output-format=json",
+        f"--directory={LOCAL_DIRECTORY}",
+        f"{CONFIG_PATH}/{LOCAL_JOB_FILE_NAME}",
+    ]
 
 
 def _check_fits(request: FioRequest, job_text: str, volume_bytes: int) -> int:
@@ -339,7 +382,10 @@ def _manifests_for(
     suffix = _short(target)
     cm_name = object_name(COMMAND, run_id, suffix)
     pod_name = object_name(COMMAND, run_id, suffix)
-    out = [build_configmap(cm_name, ns, {JOB_FILE_NAME: job_text})]
+    job_files = {JOB_FILE_NAME: job_text}
+    if request.compare_local:
+        job_files[LOCAL_JOB_FILE_NAME] = local_job_text(job_text)
+    out = [build_configmap(cm_name, ns, job_files)]
     if request.pvc:
         pvc_name = request.pvc
     else:
@@ -347,21 +393,22 @@ def _manifests_for(
         out.append(
             build_pvc(pvc_name, ns, target, request.size.text, volume_mode=request.volume_mode)
         )
-    out.append(
-        build_workload_pod(
-            pod_name,
-            ns,
-            request.image,
-            pvc_name=pvc_name,
-            mount_path=DEFAULT_DIRECTORY,
-            block_device_path=BLOCK_DEVICE_PATH if request.block else None,
-            configmap_name=cm_name,
-            configmap_path=CONFIG_PATH,
-            identity=identity,
-            placement=request.placement,
-            command=first_run_command(request),
-        )
+    pod = build_workload_pod(
+        pod_name,
+        ns,
+        request.image,
+        pvc_name=pvc_name,
+        mount_path=DEFAULT_DIRECTORY,
+        block_device_path=BLOCK_DEVICE_PATH if request.block else None,
+        configmap_name=cm_name,
+        configmap_path=CONFIG_PATH,
+        identity=identity,
+        placement=request.placement,
+        command=first_run_command(request),
     )
+    if request.compare_local:
+        pod = with_local_disk(pod, job_files[LOCAL_JOB_FILE_NAME])
+    out.append(pod)
     return out
 
 

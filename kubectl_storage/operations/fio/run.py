@@ -26,6 +26,7 @@ from kubectl_storage.core.fio.clients import (
     parse_client_output,
 )
 from kubectl_storage.core.fio.jobs import DEFAULT_DIRECTORY
+from kubectl_storage.core.fio.local_disk import LOCAL_DIRECTORY, LocalDiskRun, memory_backed
 from kubectl_storage.core.fio.report import FioReport
 from kubectl_storage.core.fio.results import FioOutputError, FioResult, parse_fio_output
 from kubectl_storage.core.fio.setup import TargetSetup, target_setup, volume_setup
@@ -46,6 +47,7 @@ from kubectl_storage.operations.fio.plan import (
     client_job_name,
     collect_first_run_command,
     fio_command,
+    local_fio_command,
 )
 from kubectl_storage.operations.pipeline import Progress
 
@@ -61,6 +63,7 @@ class ClassRun:
     stderr: str = ""
     clients: ClientRuns | None = None  # --clients: who ran where, and each repeat's run
     setup: TargetSetup | None = None
+    local: LocalDiskRun | None = None  # --compare-local: the same jobs on the node's disk
 
 
 def run_fio(api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) -> FioReport:
@@ -111,6 +114,7 @@ def run_fio(api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) ->
         stderr={t: r.stderr for t, r in runs.items()},
         client_runs={t: r.clients for t, r in runs.items() if r.clients is not None},
         setups={t: r.setup for t, r in runs.items() if r.setup is not None},
+        local_disks={t: r.local for t, r in runs.items() if r.local is not None},
     )
 
 
@@ -160,6 +164,7 @@ def _run_target(
     results: list[FioResult] = []
     stderr_text = ""
     setup: TargetSetup | None = None
+    first_mountinfo: str | None = None
     for attempt in range(1, request.repeat + 1):
         started = time.monotonic()
         prefix = f"{label}: run {attempt}/{request.repeat}" if request.repeat > 1 else label
@@ -177,8 +182,8 @@ def _run_target(
         stderr_text = outcome.stderr
         stdout = outcome.stdout
         if attempt == 1:
-            mountinfo, stdout = split_mountinfo(stdout)
-            setup = _setup(api, plan, target, [pod], mountinfo)
+            first_mountinfo, stdout = split_mountinfo(stdout)
+            setup = _setup(api, plan, target, [pod], first_mountinfo)
         try:
             result = parse_fio_output(stdout)
         except FioOutputError as exc:
@@ -189,10 +194,50 @@ def _run_target(
             ) from exc
         results.append(result)
         step(f"{prefix}: done in {time.monotonic() - started:.0f}s")
+    local = None
+    if request.compare_local:
+        local = _run_on_local_disk(api, plan, pod, first_mountinfo, label, progress)
     if not request.keep:
         # Free the class's storage before the next class starts.
         delete_together(api, scope, created, ns)
-    return ClassRun(target, tuple(results), stderr_text, setup=setup)
+    return ClassRun(target, tuple(results), stderr_text, setup=setup, local=local)
+
+
+def _run_on_local_disk(
+    api: KubeApi,
+    plan: FioPlan,
+    pod: JsonDict,
+    mountinfo: str | None,
+    label: str,
+    progress: Progress,
+) -> LocalDiskRun:
+    """The same jobs on the pod's emptyDir (the node's own disk), once, after the volume's."""
+    node = str(dig(pod, "spec", "nodeName") or "") or None
+    volume = volume_setup(mountinfo, LOCAL_DIRECTORY) if mountinfo is not None else None
+    if volume is not None and memory_backed(volume):
+        why = f"the pod's emptyDir is {volume.fs_type}, memory rather than the node's disk"
+        log.warning("%s: %s; nothing to compare with", label, why)
+        return LocalDiskRun(node, volume, skipped=why)
+    prefix = f"{label}: the same jobs on the node's own disk"
+    started = time.monotonic()
+    progress.step(prefix)
+    outcome = exec_in_pod(
+        api,
+        name_of(pod),
+        local_fio_command(),
+        namespace=plan.namespace,
+        timeout_s=plan.request.timeout_s + _expected_seconds(plan.job_text),
+        on_tick=_ticker(progress.tick, prefix, started),
+    )
+    try:
+        result = parse_fio_output(outcome.stdout)
+    except FioOutputError:
+        said = (outcome.stderr.strip() or outcome.stdout.strip())[:300]
+        why = f"fio there produced no result (exit {outcome.exit_code}): {said}"
+        log.warning("%s: %s", label, why)
+        return LocalDiskRun(node, volume, skipped=why)
+    progress.step(f"{prefix}: done in {time.monotonic() - started:.0f}s")
+    return LocalDiskRun(node, volume, result)
 
 
 def _run_clients(
