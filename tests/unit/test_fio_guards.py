@@ -430,6 +430,12 @@ def test_a_failed_prefill_is_an_error_and_the_reads_are_suspect() -> None:
     assert (NOTE_NO_SPACE, PREFILL_JOB_NAME) in [(n.id, n.job) for n in notes]
     assert [n.job for n in notes if n.id == NOTE_UNWRITTEN_READ] == ["read_iops"]
     assert NOTE_PREFILL not in [n.id for n in notes]
+    # and the run failed (exit 1), though the prefill is not one of the reported jobs
+    report = build_fio_report({"loop": [parse_fio_document(raw)]}, profile="quick")
+    assert PREFILL_JOB_NAME not in [job.name for job in report.results[0].jobs]
+    assert report.failed_jobs == (f"loop/{PREFILL_JOB_NAME}",)
+    good = build_fio_report({"loop": [parsed(BLOCK_PREFILL)]}, profile="quick")
+    assert good.failed_jobs == ()
 
 
 def test_a_write_running_beside_the_reads_does_not_count_as_written_first() -> None:

@@ -137,6 +137,9 @@ SUSPECT_NOTES = frozenset(
     }
 )
 
+#: Notes that say fio reported an error number for the job they name.
+JOB_ERROR_NOTES = frozenset({NOTE_AIO_LIMIT, NOTE_NO_SPACE, NOTE_READ_ONLY, NOTE_JOB_ERROR})
+
 CONFIDENCE_TRUSTED = "trusted"
 ETCD_PASS = "pass"
 ETCD_FAIL = "fail"

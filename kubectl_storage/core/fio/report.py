@@ -25,7 +25,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kubectl_storage.core.fio.guards import EtcdVerdict, FioNote
+from kubectl_storage.core.fio.guards import JOB_ERROR_NOTES, EtcdVerdict, FioNote
+from kubectl_storage.core.fio.jobs import PREFILL_JOB_NAME
 from kubectl_storage.core.fio.setup import TargetSetup
 from kubectl_storage.core.report.envelope import API_VERSION, report_envelope
 
@@ -410,8 +411,12 @@ class FioClassResult:
 
     @property
     def failed_jobs(self) -> tuple[str, ...]:
-        """Names of the jobs fio reported an error for."""
-        return tuple(job.name for job in self.jobs if job.error)
+        """Names of the jobs fio reported an error for, the Block prefill's included (it is
+        not a reported job, but a failed prefill is a failed run: only its note says it)."""
+        failed = [job.name for job in self.jobs if job.error]
+        if any(n.job == PREFILL_JOB_NAME and n.id in JOB_ERROR_NOTES for n in self.notes):
+            failed.append(PREFILL_JOB_NAME)
+        return tuple(failed)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape with fixed key order (``etcd`` only when judged)."""
