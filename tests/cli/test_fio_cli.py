@@ -184,3 +184,42 @@ def test_not_a_report(tmp_path) -> None:
     result = run_cli("fio", "--from-json", str(junk))
     assert result.exit_code == 2
     assert "neither a FioReport nor fio JSON output" in result.stderr
+
+
+def test_compare_local_plans_an_emptydir_and_its_job_file() -> None:
+    result = run_cli(
+        "fio", "-s", "fast", "-z", "10Gi", "--profile", "quick", "--compare-local",
+        "--dry-run", "-n", "bench", env=NO_CLUSTER,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    cm, _, pod = yaml.safe_load_all(result.stdout)
+    assert "directory=/dataset\n" in cm["data"]["job.fio"]
+    assert cm["data"]["local.fio"] == cm["data"]["job.fio"].replace("/dataset\n", "/local\n")
+    volumes = {v["name"]: v for v in pod["spec"]["volumes"]}
+    assert int(volumes["local-disk"]["emptyDir"]["sizeLimit"]) > 256 << 20  # the 256M file
+    mounts = pod["spec"]["containers"][0]["volumeMounts"]
+    assert {"name": "local-disk", "mountPath": "/local"} in mounts
+    assert restricted_violations(pod) == []  # an emptyDir keeps the pod restricted
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--clients", "2"], "--compare-local runs with one client"),
+        (["--volume-mode", "Block"], "--compare-local compares a Filesystem volume"),
+        (["-s", "slow", "--parallel"], "with --parallel the other classes' jobs"),
+        (["-f", "JOB"], "[j] sets directory=/scratch, not the volume's /dataset"),
+    ],
+)
+def test_compare_local_refusals(extra: list[str], message: str, tmp_path) -> None:
+    job = tmp_path / "job.fio"
+    job.write_text("[j]\nrw=randread\nsize=64M\ndirectory=/scratch\n")
+    extra = [str(job) if word == "JOB" else word for word in extra]
+    result = run_cli(
+        "fio", "-s", "fast", "-z", "10Gi", "--compare-local", *extra, "--dry-run",
+        env=NO_CLUSTER,
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""

@@ -296,6 +296,12 @@ def _validate_compare_local(request: FioRequest, job_text: str) -> None:
             f"{flag} runs with one client: the node's disk is compared in the benchmark pod",
             f"Drop --clients, or run {flag} on its own first.",
         )
+    if request.parallel and len(request.storage_classes) > 1:
+        raise UsageError(
+            f"{flag} measures the node's disk while nothing else of the run does I/O; with "
+            "--parallel the other classes' jobs would run beside it (and may share its disk)",
+            f"Drop --parallel: with {flag} the classes run one after another.",
+        )
     if request.block:
         raise UsageError(
             f"{flag} compares a Filesystem volume with the node's disk: a Block volume's jobs "
