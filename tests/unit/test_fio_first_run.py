@@ -113,3 +113,49 @@ def test_fios_exit_status_comes_back_and_block_mode_sets_no_directory(tmp_path: 
     assert result.returncode == 3, result.stderr
     assert "--directory" not in result.stdout
     assert "fio: a note" in result.stderr
+
+
+def test_a_restarted_container_does_not_run_fio_again(tmp_path: Path) -> None:
+    # The pod's /tmp (an emptyDir) outlives a container restart: the second start finds the
+    # first run's result and hands it over again instead of benchmarking over it.
+    env = _fake_fio(tmp_path, seconds=0, code=0)
+    runs = tmp_path / "fio-runs"
+    fio = tmp_path / "bin" / "fio"
+    fio.write_text(fio.read_text().replace("#!/bin/sh\n", f"#!/bin/sh\necho run >> {runs}\n", 1))
+    own, collect = _scripts(tmp_path, FioRequest())
+    outputs = []
+    for _start in range(2):
+        container = subprocess.Popen(["sh", "-c", own], env=env)
+        try:
+            result = subprocess.run(
+                ["sh", "-c", collect], env=env, capture_output=True, text=True, timeout=20
+            )
+        finally:
+            container.kill()
+            container.wait()
+        assert result.returncode == 0, result.stderr
+        outputs.append(split_mountinfo(result.stdout)[1])
+    assert runs.read_text() == "run\n"  # fio ran once, for the first start only
+    assert outputs[0] == outputs[1]
+    assert '{"fio version": "fio-3.33", "jobs": []}' in outputs[1]
+
+
+def test_a_container_restarted_before_fio_ended_runs_it(tmp_path: Path) -> None:
+    # fio was cut off (no rc yet): the new start runs it, and the collector gets that run.
+    env = _fake_fio(tmp_path, seconds=0, code=0)
+    own, collect = _scripts(tmp_path, FioRequest())
+    where = tmp_path / "run"
+    where.mkdir()
+    os.mkfifo(where / "done")
+    (where / "stdout").write_text("cut off\n")
+    container = subprocess.Popen(["sh", "-c", own], env=env)
+    try:
+        result = subprocess.run(
+            ["sh", "-c", collect], env=env, capture_output=True, text=True, timeout=20
+        )
+    finally:
+        container.kill()
+        container.wait()
+    assert result.returncode == 0, result.stderr
+    assert "cut off" not in result.stdout
+    assert '{"fio version": "fio-3.33", "jobs": []}' in result.stdout

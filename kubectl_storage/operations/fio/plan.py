@@ -88,14 +88,19 @@ def first_run_command(request: FioRequest) -> list[str]:
     (how the volume is mounted, for the report). When fio has finished, the script opens the
     FIFO ``done`` for writing, which waits for the run's collecting exec
     (:func:`collect_first_run_command`) to open it for reading, then sleeps like any idle pod
-    (``--keep``, and ``--repeat`` runs by exec).
+    (``--keep``, and ``--repeat`` runs by exec). A container restarted after fio ended does
+    not run it again.
     """
     words = " ".join(shlex.quote(word) for word in fio_command(request))
     script = (
-        f"d={FIRST_RUN}; mkdir -p $d && mkfifo $d/done; "
+        # A restarted container finds the pod's /tmp as its first run left it: fio ran to the
+        # end once (rc is there), so it must not run again over the collected result.
+        f"d={FIRST_RUN}; if [ ! -e $d/rc ]; then "
+        "mkdir -p $d && { [ -p $d/done ] || mkfifo $d/done; }; "
         "cat /proc/self/mountinfo > $d/mountinfo; "
         f"{words} > $d/stdout 2> $d/stderr; "
         'echo "$?" > $d/rc.tmp && mv $d/rc.tmp $d/rc; '
+        "fi; "
         "echo done > $d/done; "
         "exec sleep 86400"
     )
