@@ -1,4 +1,4 @@
-"""The benchmark pod's own first fio run and the exec that collects it (operations/fio/plan.py).
+"""The benchmark pod's own first fio run and the exec that collects it (operations/fio/pod_commands.py).
 
 The container runs fio as it starts (``first_run_command``); the run's first exec
 (``collect_first_run_command``) waits for it through a FIFO and prints what it left. The e2e tests
@@ -18,13 +18,13 @@ import pytest
 
 from kubectl_storage.core.k8s.manifests import VolumeMode
 from kubectl_storage.core.k8s.quantities import Size
-from kubectl_storage.operations.fio.plan import (
+from kubectl_storage.operations.fio.pod_commands import (
     FIRST_RUN,
-    FioRequest,
     collect_first_run_command,
     fio_command,
     first_run_command,
 )
+from kubectl_storage.operations.fio.request import FioRequest
 from kubectl_storage.operations.fio.run import split_mountinfo
 
 START, END = "@@kubectl-storage mountinfo", "@@kubectl-storage end"

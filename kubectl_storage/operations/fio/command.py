@@ -5,15 +5,10 @@ from __future__ import annotations
 from kubectl_storage.core.fio.report import FioReport
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.run_scope import RunScope
-from kubectl_storage.operations.fio.plan import (
-    COMMAND,
-    FioPlan,
-    FioRequest,
-    plan_fio,
-    requirements,
-    validate_fio,
-)
+from kubectl_storage.operations.fio.plan import COMMAND, FioPlan, plan_fio, requirements
+from kubectl_storage.operations.fio.request import FioRequest
 from kubectl_storage.operations.fio.run import run_fio
+from kubectl_storage.operations.fio.validate import validate_fio
 from kubectl_storage.operations.pipeline import Progress
 from kubectl_storage.operations.preflight import ClusterFacts, Requirements
 

@@ -41,9 +41,9 @@ from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.podexec import exec_in_pod, preload_exec_support
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.kube.waits import pod_running, wait_for
-from kubectl_storage.operations.fio.plan import (
+from kubectl_storage.operations.fio.plan import FioPlan
+from kubectl_storage.operations.fio.pod_commands import (
     CONFIG_PATH,
-    FioPlan,
     client_job_name,
     collect_first_run_command,
     fio_command,

@@ -1,0 +1,101 @@
+"""`kubectl storage fio`, what runs inside the benchmark pod: its command and the execs.
+
+The container runs fio once as it starts (:func:`first_run_command`), the run collects that by
+exec (:func:`collect_first_run_command`), and any ``--repeat`` and the ``--compare-local`` run
+are further execs (:func:`fio_command`, :func:`local_fio_command`).
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+
+from kubectl_storage.core.fio.jobs import (
+    DEFAULT_DIRECTORY,
+)
+from kubectl_storage.core.fio.local_disk import (
+    LOCAL_DIRECTORY,
+    LOCAL_JOB_FILE_NAME,
+)
+from kubectl_storage.operations.fio.request import FioRequest
+
+log = logging.getLogger(__name__)
+
+
+JOB_FILE_NAME = "job.fio"
+CONFIG_PATH = "/etc/kubectl-storage"
+#: Where the pod's own first fio run leaves its output (/tmp is the pod's emptyDir).
+FIRST_RUN = "/tmp/kubectl-storage-fio"
+
+
+def fio_command(request: FioRequest) -> list[str]:
+    """The fio command line of one run in the benchmark pod."""
+    command = ["fio", "--output-format=json"]
+    if not request.block:
+        # fio writes where it runs unless told otherwise, and the root filesystem is read-only:
+        # point a user's job file without `directory=` at the volume.
+        command.append(f"--directory={DEFAULT_DIRECTORY}")
+    command.append(f"{CONFIG_PATH}/{JOB_FILE_NAME}")
+    return command
+
+
+def first_run_command(request: FioRequest) -> list[str]:
+    """The benchmark container's command: fio at once, its output kept, then idle.
+
+    Running the first fio as the container starts, instead of by exec once the pod shows
+    Running, saves the kubelet's delay in reporting the container as started (up to a second:
+    its pod lifecycle relist period) and the exec's round trips. The mountinfo is kept too
+    (how the volume is mounted, for the report). When fio has finished, the script opens the
+    FIFO ``done`` for writing, which waits for the run's collecting exec
+    (:func:`collect_first_run_command`) to open it for reading, then sleeps like any idle pod
+    (``--keep``, and ``--repeat`` runs by exec). A container restarted after fio ended does
+    not run it again.
+    """
+    words = " ".join(shlex.quote(word) for word in fio_command(request))
+    script = (
+        # A restarted container finds the pod's /tmp as its first run left it: fio ran to the
+        # end once (rc is there), so it must not run again over the collected result.
+        f"d={FIRST_RUN}; if [ ! -e $d/rc ]; then "
+        "mkdir -p $d && { [ -p $d/done ] || mkfifo $d/done; }; "
+        "cat /proc/self/mountinfo > $d/mountinfo; "
+        f"{words} > $d/stdout 2> $d/stderr; "
+        'echo "$?" > $d/rc.tmp && mv $d/rc.tmp $d/rc; '
+        "fi; "
+        "echo done > $d/done; "
+        "exec sleep 86400"
+    )
+    return ["sh", "-c", script]
+
+
+def collect_first_run_command(mountinfo_start: str, mountinfo_end: str) -> list[str]:
+    """The exec that waits for the container's own fio run to end and prints what it left.
+
+    stdout: the mountinfo between the marker lines, then fio's stdout; stderr: fio's; exit
+    status: fio's. Reading the FIFO returns when the container's script has written to it,
+    that is when fio has ended; it is waited for first in case the exec arrives before the
+    script made it.
+    """
+    script = (
+        f"d={FIRST_RUN}; "
+        "while [ ! -p $d/done ]; do sleep 0.1; done; "
+        "cat $d/done > /dev/null; "
+        f'echo "{mountinfo_start}"; cat $d/mountinfo; echo "{mountinfo_end}"; '
+        "cat $d/stdout; cat $d/stderr >&2; "
+        'exit "$(cat $d/rc)"'
+    )
+    return ["sh", "-c", script]
+
+
+def client_job_name(index: int) -> str:
+    """The ConfigMap key of client ``index``'s job file."""
+    return f"job-{index}.fio"
+
+
+def local_fio_command() -> list[str]:
+    """The fio command line of the run on the node's disk (``--compare-local``)."""
+    return [
+        "fio",
+        "--output-format=json",
+        f"--directory={LOCAL_DIRECTORY}",
+        f"{CONFIG_PATH}/{LOCAL_JOB_FILE_NAME}",
+    ]
