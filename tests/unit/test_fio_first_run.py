@@ -56,6 +56,18 @@ def _scripts(tmp_path: Path, request: FioRequest) -> tuple[str, str]:
     return own, collect[2].replace(FIRST_RUN, where)
 
 
+def _hand_over(own: str, collect: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """Start the container's script, then run the collecting exec to its end."""
+    container = subprocess.Popen(["sh", "-c", own], env=env)
+    try:
+        return subprocess.run(
+            ["sh", "-c", collect], env=env, capture_output=True, text=True, timeout=20
+        )
+    finally:
+        container.kill()
+        container.wait()
+
+
 @pytest.mark.parametrize("collect_first", [False, True])
 def test_the_collecting_exec_gets_fios_output_status_and_the_mountinfo(
     tmp_path: Path, collect_first: bool
@@ -102,14 +114,7 @@ def test_fios_exit_status_comes_back_and_block_mode_sets_no_directory(tmp_path: 
     block = FioRequest(volume_mode=VolumeMode.BLOCK, size=Size.parse("1Gi"))
     assert not any(w.startswith("--directory") for w in fio_command(block))
     own, collect = _scripts(tmp_path, block)
-    container = subprocess.Popen(["sh", "-c", own], env=env)
-    try:
-        result = subprocess.run(
-            ["sh", "-c", collect], env=env, capture_output=True, text=True, timeout=20
-        )
-    finally:
-        container.kill()
-        container.wait()
+    result = _hand_over(own, collect, env)
     assert result.returncode == 3, result.stderr
     assert "--directory" not in result.stdout
     assert "fio: a note" in result.stderr
@@ -125,14 +130,7 @@ def test_a_restarted_container_does_not_run_fio_again(tmp_path: Path) -> None:
     own, collect = _scripts(tmp_path, FioRequest())
     outputs = []
     for _start in range(2):
-        container = subprocess.Popen(["sh", "-c", own], env=env)
-        try:
-            result = subprocess.run(
-                ["sh", "-c", collect], env=env, capture_output=True, text=True, timeout=20
-            )
-        finally:
-            container.kill()
-            container.wait()
+        result = _hand_over(own, collect, env)
         assert result.returncode == 0, result.stderr
         outputs.append(split_mountinfo(result.stdout)[1])
     assert runs.read_text() == "run\n"  # fio ran once, for the first start only
@@ -148,14 +146,7 @@ def test_a_container_restarted_before_fio_ended_runs_it(tmp_path: Path) -> None:
     where.mkdir()
     os.mkfifo(where / "done")
     (where / "stdout").write_text("cut off\n")
-    container = subprocess.Popen(["sh", "-c", own], env=env)
-    try:
-        result = subprocess.run(
-            ["sh", "-c", collect], env=env, capture_output=True, text=True, timeout=20
-        )
-    finally:
-        container.kill()
-        container.wait()
+    result = _hand_over(own, collect, env)
     assert result.returncode == 0, result.stderr
     assert "cut off" not in result.stdout
     assert '{"fio version": "fio-3.33", "jobs": []}' in result.stdout

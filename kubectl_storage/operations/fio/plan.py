@@ -129,18 +129,8 @@ def _manifests_for(
         out.append(
             build_pvc(pvc_name, ns, target, request.size.text, volume_mode=request.volume_mode)
         )
-    pod = build_workload_pod(
-        pod_name,
-        ns,
-        request.image,
-        pvc_name=pvc_name,
-        mount_path=DEFAULT_DIRECTORY,
-        block_device_path=BLOCK_DEVICE_PATH if request.block else None,
-        configmap_name=cm_name,
-        configmap_path=CONFIG_PATH,
-        identity=identity,
-        placement=request.placement,
-        command=first_run_command(request),
+    pod = _benchmark_pod(
+        request, ns, pod_name, pvc_name, cm_name, identity, first_run_command(request)
     )
     if request.compare_local:
         pod = with_local_disk(pod, job_files[LOCAL_JOB_FILE_NAME])
@@ -193,20 +183,9 @@ def _client_manifests(
         ]
     group = re.sub(r"[^A-Za-z0-9_.-]", "-", suffix).strip("-._") or "pvc"
     for index, claim in enumerate(claims):
-        pod = build_workload_pod(
-            object_name(COMMAND, run_id, f"{suffix}-c{index}"),
-            ns,
-            request.image,
-            pvc_name=claim,
-            mount_path=DEFAULT_DIRECTORY,
-            block_device_path=BLOCK_DEVICE_PATH if request.block else None,
-            configmap_name=cm_name,
-            configmap_path=CONFIG_PATH,
-            identity=identity,
-            placement=request.placement,
-            # The server runs the jobs the client sends; it writes nothing of its own.
-            command=["fio", "--server"],
-        )
+        name = object_name(COMMAND, run_id, f"{suffix}-c{index}")
+        # The server runs the jobs the client sends; it writes nothing of its own.
+        pod = _benchmark_pod(request, ns, name, claim, cm_name, identity, ["fio", "--server"])
         pod["metadata"].setdefault("labels", {}).update(
             {CLIENT_LABEL: str(index), TARGET_LABEL: group}
         )
@@ -220,6 +199,31 @@ def _client_manifests(
         ]
         out.append(pod)
     return out
+
+
+def _benchmark_pod(
+    request: FioRequest,
+    ns: str,
+    name: str,
+    claim: str,
+    configmap: str,
+    identity: PodIdentity,
+    command: list[str],
+) -> Manifest:
+    """A restricted pod with the claim (mounted, or its device in Block mode) and the job files."""
+    return build_workload_pod(
+        name,
+        ns,
+        request.image,
+        pvc_name=claim,
+        mount_path=DEFAULT_DIRECTORY,
+        block_device_path=BLOCK_DEVICE_PATH if request.block else None,
+        configmap_name=configmap,
+        configmap_path=CONFIG_PATH,
+        identity=identity,
+        placement=request.placement,
+        command=command,
+    )
 
 
 def _short(target: str) -> str:
