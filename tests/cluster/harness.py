@@ -70,6 +70,9 @@ CSI_STATE = Path("/var/lib/csi-hostpath-data")
 # filesystem, which must not be the one etcd, containerd and the kubelets write to. Snapshots
 # stay in CSI_STATE/snapshots on the root filesystem, as a real backend keeps them apart.
 CSI_VOLUMES = CSI_STATE / "volumes"
+# The tmpfs of the driver's memory-backed volumes (class parameter tk8s.io/medium: Memory).
+CSI_MEMORY = CSI_STATE / "memory"
+CSI_MEMORY_SIZE = "4g"
 CSI_VOLUMES_IMAGE = Path("/var/lib/csi-hostpath-volumes.img")
 CSI_VOLUMES_SIZE = "64G"
 LOCAL_PATH_DIR = STATE / "local-path"
@@ -1463,6 +1466,7 @@ def up(args) -> int:
     NODES_FILE.write_text(f"{n}\n")
 
     ensure_volume_fs()
+    ensure_memory_fs()
     apply_storage_objects(nodes)
     components = storage_components()
     for node in nodes[1:]:
@@ -1559,8 +1563,21 @@ def ensure_volume_fs() -> None:
     shutil.rmtree(CSI_VOLUMES / "lost+found", ignore_errors=True)
 
 
+def ensure_memory_fs() -> None:
+    """Mount the tmpfs of memory-backed volumes at CSI_MEMORY (its pages are used only as
+    volumes are written, up to CSI_MEMORY_SIZE)."""
+    if os.path.ismount(CSI_MEMORY):
+        return
+    CSI_MEMORY.mkdir(parents=True, exist_ok=True)
+    run(
+        "mount", "-t", "tmpfs", "-o", f"size={CSI_MEMORY_SIZE},mode=0711", "tk8s-memory", CSI_MEMORY
+    )
+
+
 def release_volume_fs() -> None:
-    """Unmount the volume filesystem and remove its image (for --purge)."""
+    """Unmount the volume filesystems and remove the image (for --purge)."""
+    if os.path.ismount(CSI_MEMORY):
+        subprocess.run(["umount", str(CSI_MEMORY)], capture_output=True)
     if os.path.ismount(CSI_VOLUMES):
         subprocess.run(["umount", str(CSI_VOLUMES)], capture_output=True)
     CSI_VOLUMES_IMAGE.unlink(missing_ok=True)

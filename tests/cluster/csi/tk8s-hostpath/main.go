@@ -60,7 +60,19 @@ type volumeMeta struct {
 	// Node is set for a node-local volume (class parameter tk8s.io/node-local: "true"): the
 	// only node it may be used on, as a local disk's volume.
 	Node string `json:"node,omitempty"`
+	// Memory is set for a memory-backed volume (class parameter tk8s.io/medium: Memory).
+	Memory bool `json:"memory,omitempty"`
 }
+
+// A StorageClass parameter that keeps each Filesystem volume in memory: its directory lives
+// on the tmpfs at <statedir>/memory (the harness mounts it), and volumes/<id> is a symlink to
+// it, so every other call works on it unchanged. For tests that need storage which answers at
+// memory speed, as a RAM-disk-backed or write-back-cached class would (fio --compare-local).
+const (
+	mediumParam  = "tk8s.io/medium"
+	mediumMemory = "Memory"
+	tmpfsMagic   = 0x01021994 // statfs f_type of tmpfs (linux/magic.h TMPFS_MAGIC)
+)
 
 // A StorageClass parameter that makes the class node-local: each volume (and each restore of
 // its snapshots, and each clone) is usable on one node only, reported as CSI accessible
@@ -143,6 +155,7 @@ type driver struct {
 
 func (d *driver) volDir(id string) string  { return filepath.Join(d.stateDir, "volumes", id) }
 func (d *driver) volMeta(id string) string { return filepath.Join(d.stateDir, "volumes", id+".json") }
+func (d *driver) memDir(id string) string  { return filepath.Join(d.stateDir, "memory", id) }
 func (d *driver) volImg(id string) string  { return filepath.Join(d.stateDir, "volumes", id+".img") }
 func (d *driver) snapImg(id string) string { return filepath.Join(d.stateDir, "snapshots", id+".img") }
 func (d *driver) snapTar(id string) string {
@@ -324,6 +337,16 @@ func (d *driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		return &csi.CreateVolumeResponse{Volume: &csi.Volume{VolumeId: id, CapacityBytes: meta.CapacityBytes, ContentSource: src, AccessibleTopology: topologyOf(meta.Node)}}, nil
 	}
 	meta = volumeMeta{ID: id, CapacityBytes: capacity, Block: block}
+	if medium := req.GetParameters()[mediumParam]; medium != "" {
+		if medium != mediumMemory || block {
+			return nil, status.Errorf(codes.InvalidArgument, "%s: only %q, for Filesystem volumes", mediumParam, mediumMemory)
+		}
+		var fs syscall.Statfs_t
+		if err := syscall.Statfs(filepath.Join(d.stateDir, "memory"), &fs); err != nil || fs.Type != tmpfsMagic {
+			return nil, status.Errorf(codes.FailedPrecondition, "%s is not a tmpfs: memory volumes need one", filepath.Join(d.stateDir, "memory"))
+		}
+		meta.Memory = true
+	}
 	if req.GetParameters()[nodeLocalParam] == "true" {
 		node, err := d.nodeLocalPlacement(req)
 		if err != nil {
@@ -363,7 +386,16 @@ func (d *driver) createDir(meta *volumeMeta, src *csi.VolumeContentSource) error
 		}
 	}
 	_ = os.RemoveAll(dir)
-	if err := os.MkdirAll(dir, 0o777); err != nil {
+	if meta.Memory {
+		mem := d.memDir(id)
+		_ = os.RemoveAll(mem)
+		if err := os.MkdirAll(mem, 0o777); err != nil {
+			return status.Error(codes.Internal, err.Error())
+		}
+		if err := os.Symlink(mem, dir); err != nil {
+			return status.Error(codes.Internal, err.Error())
+		}
+	} else if err := os.MkdirAll(dir, 0o777); err != nil {
 		return status.Error(codes.Internal, err.Error())
 	}
 	// World-writable like local-path's "mkdir -m 0777": non-root pods without fsGroup can write.
@@ -461,6 +493,10 @@ func (d *driver) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := os.RemoveAll(d.volDir(id)); err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	// a memory volume's directory (volDir was its symlink)
+	if err := os.RemoveAll(d.memDir(id)); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	if _, err := os.Stat(d.volImg(id)); err == nil {
