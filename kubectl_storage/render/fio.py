@@ -243,13 +243,16 @@ def _write_local_disk(result: FioClassResult, out: TextIO) -> None:
         cells = [job.name]
         for side in ("read", "write"):
             mine, disk = job.value(f"{side}_iops"), other.value(f"{side}_iops")
+            if not mine and not disk:
+                cells += ["-", "-"]  # a direction the job does not do
+                continue
             ratio = f" ({mine / disk:.2f}x)" if mine and disk else ""
             cells += [_num(mine), _num(disk) + ratio]
         rows.append(cells)
     where = " on ".join(x for x in (local.fs_type, local.source) if x) or "emptyDir"
     node = f" of {local.node}" if local.node else ""
     out.write("\n")
-    headers = ["job", "read iops", "on the disk (volume's x)", "write iops", "on the disk"]
+    headers = ["job", "read iops", "on the disk (volume's x)", "write iops", "on the disk (x)"]
     write_table(rows, headers, out, title=f"The same jobs on the node's own disk{node} ({where})")
 
 
