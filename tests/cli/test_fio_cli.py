@@ -208,12 +208,12 @@ def test_compare_local_plans_an_emptydir_and_its_job_file() -> None:
         (["--clients", "2"], "--compare-local runs with one client"),
         (["--volume-mode", "Block"], "--compare-local compares a Filesystem volume"),
         (["-s", "slow", "--parallel"], "with --parallel the other classes' jobs"),
-        (["-f", "JOB"], "[j] sets directory=/scratch, not the volume's /dataset"),
+        (["-f", "JOB"], "[j] sets directory=/dataset/sub, an absolute path other than"),
     ],
 )
 def test_compare_local_refusals(extra: list[str], message: str, tmp_path) -> None:
     job = tmp_path / "job.fio"
-    job.write_text("[j]\nrw=randread\nsize=64M\ndirectory=/scratch\n")
+    job.write_text("[j]\nrw=randread\nsize=64M\ndirectory=/dataset/sub\n")
     extra = [str(job) if word == "JOB" else word for word in extra]
     result = run_cli(
         "fio", "-s", "fast", "-z", "10Gi", "--compare-local", *extra, "--dry-run",
@@ -223,3 +223,49 @@ def test_compare_local_refusals(extra: list[str], message: str, tmp_path) -> Non
     assert message in result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("job", "extra", "message"),
+    [
+        (
+            "[j]\nrw=randwrite\nsize=64M\ndirectory=/tmp\n",
+            [],
+            "[j] sets directory=/tmp, which is not the volume, at /dataset: the pod's emptyDir on "
+            "the node's own disk, so fio would report the node's disk as the class's",
+        ),
+        (
+            "[global]\nfilename=/var/bench.dat\n[j]\nrw=randwrite\nsize=64M\n",
+            [],
+            "[global] sets filename=/var/bench.dat, which is not the volume, at /dataset: the "
+            "pod's read-only root file system, where fio fails",
+        ),
+        (
+            "[j]\nrw=randread\nfilename=/dev/sdb\n",
+            ["--volume-mode", "Block"],
+            "[j] sets filename=/dev/sdb, which is not the volume's device "
+            "/dev/kubectl-storage-block",
+        ),
+    ],
+)
+def test_a_job_file_that_would_not_measure_the_volume_is_refused(
+    job: str, extra: list[str], message: str, tmp_path
+) -> None:
+    path = tmp_path / "job.fio"
+    path.write_text(job)
+    result = run_cli(
+        "fio", "-s", "fast", "-z", "10Gi", "-f", str(path), *extra, "--dry-run", env=NO_CLUSTER
+    )
+    assert result.exit_code == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+
+
+def test_a_job_file_with_its_own_paths_on_the_volume_is_planned(tmp_path) -> None:
+    path = tmp_path / "job.fio"
+    path.write_text("[j]\nrw=randread\nsize=64M\ndirectory=/dataset/sub\nfilename=a.dat\n")
+    result = run_cli(
+        "fio", "-s", "fast", "-z", "10Gi", "-f", str(path), "--dry-run", env=NO_CLUSTER
+    )
+    assert result.exit_code == 0, result.stderr

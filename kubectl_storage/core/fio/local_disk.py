@@ -40,12 +40,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_storage.core.fio.guards import NOTE_FASTER_THAN_LOCAL, NOTE_LOCAL_DISK, FioNote
-from kubectl_storage.core.fio.jobs import (
-    DEFAULT_DIRECTORY,
-    FioJobError,
-    estimate_job_space,
-    parse_job_file,
-)
+from kubectl_storage.core.fio.jobs import DEFAULT_DIRECTORY, FioJobError, estimate_job_space
+from kubectl_storage.core.fio.paths import absolute_paths
 from kubectl_storage.core.fio.report import FioJobSummary, LocalDiskResult
 from kubectl_storage.core.fio.results import FioResult
 from kubectl_storage.core.fio.setup import VolumeSetup
@@ -90,24 +86,13 @@ def local_job_text(job_text: str, *, volume_directory: str = DEFAULT_DIRECTORY) 
         FioJobError: the job names a directory other than the volume's, or an absolute file
             (a device, or a file outside the volume), which would not be the same job there.
     """
-    parsed = parse_job_file(job_text)
-    sections = [("[global]", parsed.global_options)] + [
-        (f"[{job.name}]", job.options) for job in parsed.jobs
-    ]
-    for where, options in sections:
-        directory = options.get("directory")
-        if directory is not None and directory.rstrip("/") != volume_directory:
-            raise FioJobError(
-                f"{where} sets directory={directory}, not the volume's {volume_directory}, so "
-                "the same job cannot run on the node's disk"
-            )
-        for key in ("filename", "filename_format"):
-            names = options.get(key)
-            if names and any(name.startswith("/") for name in names.split(":")):
-                raise FioJobError(
-                    f"{where} sets {key}={names}, an absolute path, so the same job cannot run "
-                    "on the node's disk"
-                )
+    for path in absolute_paths(job_text):
+        if path.option == "directory" and path.path.rstrip("/") == volume_directory:
+            continue  # the volume itself: pointed at the emptyDir below
+        raise FioJobError(
+            f"{path.said()}, an absolute path other than the volume's {volume_directory}, so "
+            "the same job cannot run on the node's disk"
+        )
     pattern = rf"^(\s*directory\s*=\s*){re.escape(volume_directory)}/?[ \t]*$"
     return re.sub(pattern, rf"\g<1>{LOCAL_DIRECTORY}", job_text, flags=re.M)
 

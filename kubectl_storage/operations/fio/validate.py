@@ -14,6 +14,7 @@ from pathlib import Path
 
 from kubectl_storage.core.fio.clients import own_file_problem
 from kubectl_storage.core.fio.jobs import (
+    BLOCK_DEVICE_PATH,
     DEFAULT_DIRECTORY,
     FioJobError,
     check_fits,
@@ -22,6 +23,7 @@ from kubectl_storage.core.fio.jobs import (
 from kubectl_storage.core.fio.local_disk import (
     local_job_text,
 )
+from kubectl_storage.core.fio.paths import outside_volume
 from kubectl_storage.errors import UsageError
 from kubectl_storage.kube.podexec import preload_exec_support
 from kubectl_storage.operations.fio.request import FioRequest, build_job_text
@@ -62,6 +64,7 @@ def validate_fio(request: FioRequest) -> None:
         raise UsageError("give either -s/--storage-class or --pvc, not both", "")
     _validate_clients(request)
     job_text = build_job_text(request)
+    _validate_placement(request, job_text)
     if request.compare_local:
         _validate_compare_local(request, job_text)
     fio_complaint = check_with_local_fio(job_text)
@@ -71,6 +74,26 @@ def validate_fio(request: FioRequest) -> None:
         )
     if not request.pvc:
         check_job_fits(request, job_text, request.size.bytes)
+
+
+def _validate_placement(request: FioRequest, job_text: str) -> None:
+    """Refuse a job file whose I/O would not go to the volume (core/fio/paths.py)."""
+    device = BLOCK_DEVICE_PATH if request.block else None
+    where = outside_volume(job_text, mount_path=DEFAULT_DIRECTORY, device=device)
+    if where is None:
+        return
+    volume = f"the volume's device {device}" if device else f"the volume, at {DEFAULT_DIRECTORY}"
+    elsewhere = (
+        "the pod's emptyDir on the node's own disk, so fio would report the node's disk as the "
+        "class's"
+        if where.path == "/tmp" or where.path.startswith("/tmp/")
+        else "the pod's read-only root file system, where fio fails"
+    )
+    raise UsageError(
+        f"the fio job file {request.job_file}: {where.said()}, which is not {volume}: {elsewhere}",
+        "Leave directory= and absolute file names out (the run points fio at the volume), "
+        + (f"or use filename={device}." if device else f"or use paths under {DEFAULT_DIRECTORY}."),
+    )
 
 
 def _validate_clients(request: FioRequest) -> None:
