@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kubectl_storage.core.fio.report import FioReport
+from kubectl_storage.core.fio.report import FioJobSummary, FioReport
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -181,35 +181,45 @@ def _figure_title(report: FioReport) -> str:
 
 
 def _collect_bars(report: FioReport) -> list[_Bar]:
-    class_indexes: dict[str, int] = {}
     bars: list[_Bar] = []
-    for storage_class, job in report.jobs():
-        class_index = class_indexes.setdefault(storage_class, len(class_indexes))
-        for direction in ("read", "write"):
-            iops = job.value(f"{direction}_iops")
-            bw_kib_s = job.value(f"{direction}_bw_kib_s")
-            if not iops and not bw_kib_s:
-                continue  # the write side of a read job
-            bw_stddev = job.stddev(f"{direction}_bw_kib_s")
-            bars.append(
-                _Bar(
-                    label=f"{storage_class} · {job.name} · {direction}",
-                    class_index=class_index,
-                    iops=iops or 0.0,
-                    iops_stddev=job.stddev(f"{direction}_iops"),
-                    bw_mib_s=(bw_kib_s or 0.0) / 1024,
-                    bw_mib_s_stddev=None if bw_stddev is None else bw_stddev / 1024,
-                    percentiles_us=tuple(
-                        (
-                            label,
-                            job.value(f"{direction}_{key}"),
-                            job.stddev(f"{direction}_{key}"),
-                        )
-                        for label, key in _PERCENTILES
-                    ),
-                )
-            )
+    for class_index, result in enumerate(report.results):
+        disk = result.local_disk
+        on_disk = {job.name: job for job in disk.jobs} if disk is not None else {}
+        for job in result.jobs:
+            for direction in ("read", "write"):
+                label = f"{result.storage_class} · {job.name} · {direction}"
+                bars += _direction_bars(job, direction, label, class_index)
+                other = on_disk.get(job.name)
+                if other is not None:  # --compare-local: the node's disk right below, grey
+                    bars += _direction_bars(other, direction, f"{label} · node's disk", NODE_DISK)
     return bars
+
+
+#: The class index that draws a bar in the node's-disk grey (--compare-local).
+NODE_DISK = -1
+_NODE_DISK_COLOUR = "#999999"
+
+
+def _direction_bars(job: FioJobSummary, direction: str, label: str, class_index: int) -> list[_Bar]:
+    iops = job.value(f"{direction}_iops")
+    bw_kib_s = job.value(f"{direction}_bw_kib_s")
+    if not iops and not bw_kib_s:
+        return []  # the write side of a read job
+    bw_stddev = job.stddev(f"{direction}_bw_kib_s")
+    return [
+        _Bar(
+            label=label,
+            class_index=class_index,
+            iops=iops or 0.0,
+            iops_stddev=job.stddev(f"{direction}_iops"),
+            bw_mib_s=(bw_kib_s or 0.0) / 1024,
+            bw_mib_s_stddev=None if bw_stddev is None else bw_stddev / 1024,
+            percentiles_us=tuple(
+                (name, job.value(f"{direction}_{key}"), job.stddev(f"{direction}_{key}"))
+                for name, key in _PERCENTILES
+            ),
+        )
+    ]
 
 
 def _draw_simple_panel(
@@ -308,6 +318,8 @@ def _draw_latency_panel(axes: Axes, bars: Sequence[_Bar]) -> None:
 
 
 def _colour(class_index: int) -> str:
+    if class_index == NODE_DISK:
+        return _NODE_DISK_COLOUR
     return _CLASS_COLOURS[class_index % len(_CLASS_COLOURS)]
 
 

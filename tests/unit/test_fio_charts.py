@@ -142,3 +142,31 @@ def test_report_with_only_unmeasured_latency_still_draws() -> None:
     latency_axes = build_fio_figure(report).axes[2]
 
     assert any("no latency measured" in text for text in texts(latency_axes))
+
+
+def test_the_nodes_disk_is_drawn_in_grey_below_each_bar_it_was_compared_with() -> None:
+    from matplotlib.colors import to_hex
+
+    from kubectl_storage.core.fio.local_disk import LocalDiskRun
+
+    disk = LocalDiskRun("node-1", None, parsed("fio-3.33-quick-vda-ext4-a.json"))
+    report = build_fio_report(
+        {"memory": [parsed("fio-3.33-quick-tmpfs.json")]},
+        profile="quick",
+        local_disks={"memory": disk},
+    )
+    iops_axes = build_fio_figure(report).axes[0]
+    labels = [tick.get_text() for tick in iops_axes.get_yticklabels()]
+    assert labels == [
+        "memory · read_iops · read",
+        "memory · read_iops · read · node's disk",
+        "memory · write_iops · write",
+        "memory · write_iops · write · node's disk",
+    ]
+    colours = [to_hex(patch.get_facecolor()) for patch in iops_axes.patches]
+    assert colours[1] == colours[3] == "#999999"
+    assert colours[0] != "#999999"
+    widths = [patch.get_width() for patch in iops_axes.patches]
+    local = report.results[0].local_disk
+    assert local is not None
+    assert widths[1] == pytest.approx(local.jobs[0].value("read_iops"))
