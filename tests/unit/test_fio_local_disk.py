@@ -222,6 +222,7 @@ def test_a_job_file_without_directory_is_kept_as_it_is() -> None:
         ("[j]\nrw=read\nsize=1M\ndirectory=/scratch\n", "[j] sets directory=/scratch"),
         ("[global]\nfilename=/dev/sdb\n[j]\nrw=read\n", "[global] sets filename=/dev/sdb"),
         ("[j]\nrw=read\nsize=1M\nfilename=a:/etc/x\n", "an absolute path"),
+        ("[j]\nrw=read\nsize=1M\ndirectory=/dataset:/dataset\n", "cannot be pointed at"),
     ],
 )
 def test_a_job_that_names_other_places_is_refused(text: str, said: str) -> None:

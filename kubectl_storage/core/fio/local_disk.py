@@ -94,7 +94,16 @@ def local_job_text(job_text: str, *, volume_directory: str = DEFAULT_DIRECTORY) 
             "the same job cannot run on the node's disk"
         )
     pattern = rf"^(\s*directory\s*=\s*){re.escape(volume_directory)}/?[ \t]*$"
-    return re.sub(pattern, rf"\g<1>{LOCAL_DIRECTORY}", job_text, flags=re.M)
+    local = re.sub(pattern, rf"\g<1>{LOCAL_DIRECTORY}", job_text, flags=re.M)
+    # What the rewrite did not reach (directory=/dataset:/dataset) would run on the volume
+    # again and compare the volume with itself.
+    left = re.search(rf"^\s*directory\s*=.*{re.escape(volume_directory)}", local, flags=re.M)
+    if left is not None:
+        raise FioJobError(
+            f"{left.group(0).strip()} names the volume in a way that cannot be pointed at the "
+            "node's disk; write directory= once, with the volume's path alone"
+        )
+    return local
 
 
 def with_local_disk(pod: Mapping[str, Any], job_text: str) -> dict[str, Any]:
