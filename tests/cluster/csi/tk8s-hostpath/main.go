@@ -79,9 +79,13 @@ const (
 // topology, so the PV gets a node affinity the scheduler enforces. For tests of commands that
 // must tell node-local storage apart (snapshot check --restore-node); nothing else changes:
 // the data still lives in the shared state dir.
+//
+// A second parameter, tk8s.io/node-local-node: NAME, puts every new volume of the class on that
+// node (as one local array would): for tests whose pods must follow their volumes to one node.
 const (
-	nodeLocalParam = "tk8s.io/node-local"
-	topologyKey    = "topology.hostpath.tk8s/node"
+	nodeLocalParam     = "tk8s.io/node-local"
+	nodeLocalNodeParam = "tk8s.io/node-local-node"
+	topologyKey        = "topology.hostpath.tk8s/node"
 )
 
 // nodeLocalPlacement decides the node of a new node-local volume: a restore or clone stays on
@@ -103,6 +107,9 @@ func (d *driver) nodeLocalPlacement(req *csi.CreateVolumeRequest) (string, error
 		source = vm.Node
 	}
 	ar := req.GetAccessibilityRequirements()
+	if pinned := req.GetParameters()[nodeLocalNodeParam]; pinned != "" && source == "" {
+		source = pinned // checked against the request's topology like a source's node
+	}
 	if source != "" {
 		allowed := len(ar.GetRequisite()) == 0
 		for _, t := range ar.GetRequisite() {
