@@ -45,6 +45,8 @@ def test_three_clients_on_three_nodes_add_up(multinode, namespace) -> None:
     nodes = [c["node"] for c in clients]
     assert set(nodes) <= set(multinode.nodes)
     assert len(set(nodes)) >= 2, nodes
+    packed = [n for n in result["notes"] if n["id"] == "fio.clients-packed"]
+    assert bool(packed) == (len(set(nodes)) < 3), (nodes, packed)  # said only when packed
     for job in result["jobs"]:
         name = job["name"]
         side = "read" if name.startswith("read") else "write"
@@ -128,4 +130,35 @@ def test_sigint_while_the_clients_run_leaves_nothing(multinode, namespace) -> No
     proc.send_signal(signal.SIGINT)
     _, stderr = finish_cli(proc, 180)
     assert proc.returncode == 130, stderr
+    assert _managed(multinode, namespace) == []
+
+
+@pytest.fixture
+def one_node_class(multinode, namespace):
+    """A class of the test driver whose every volume lives on tk8s-node-2 (node-local, pinned):
+    pods that use them can only run there."""
+    name = f"{namespace}-pinned"[:63]
+    multinode.apply(
+        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\n"
+        f"metadata: {{name: {name}}}\nprovisioner: hostpath.csi.k8s.io\n"
+        "volumeBindingMode: Immediate\nreclaimPolicy: Delete\n"
+        'parameters: {tk8s.io/node-local: "true", tk8s.io/node-local-node: tk8s-node-2}\n'
+    )
+    yield name
+    multinode.kubectl_run("delete", "storageclass", name, "--ignore-not-found")
+
+
+def test_clients_kept_on_one_node_by_their_volumes_are_said(
+    multinode, namespace, one_node_class
+) -> None:
+    args = ["-s", one_node_class, "-z", "1Gi", *QUICK, "--clients", "3", "-n", namespace]
+    report = _report(run_cli("fio", *args, "-o", "json"))
+    (result,) = report["results"]
+    assert [c["node"] for c in result["clients"]] == ["tk8s-node-2"] * 3
+    (packed,) = [n for n in result["notes"] if n["id"] == "fio.clients-packed"]
+    assert (
+        "the 3 clients ran on 1 node (tk8s-node-2) though 3 nodes could take them"
+        in (packed["message"])
+    )
+    assert "clients ran on" not in result["confidence"]  # true numbers, of one node
     assert _managed(multinode, namespace) == []

@@ -18,13 +18,16 @@ from kubectl_storage.core.fio.clients import (
     ALL_CLIENTS,
     ClientRuns,
     FioClient,
+    Spread,
     client_arguments,
     client_job_text,
     job_iops,
     own_file_problem,
+    packing_note,
     parse_client_output,
     skew_percent,
 )
+from kubectl_storage.core.fio.guards import NOTE_CLIENTS_PACKED, SUSPECT_NOTES
 from kubectl_storage.core.fio.jobs import render_profile
 from kubectl_storage.core.fio.report import FioReport
 from kubectl_storage.core.fio.results import FioOutputError
@@ -317,3 +320,60 @@ def test_chart_without_clients_keeps_three_panels() -> None:
     figure = build_fio_figure(build_fio_report({"fast": [run.combined]}, profile="custom"))
 
     assert len(figure.axes) == 3
+
+
+# --- where the clients ran: packed onto fewer nodes than could take them ---------------------
+
+
+def _runs(nodes: list[str | None], eligible: dict[str, str | None], spread: Spread) -> ClientRuns:
+    run = parse_client_output(text("fio-3.33-client-server-3-clients-json+.txt"), ADDRESSES)
+    clients = tuple(
+        FioClient(i, f"c{i}", node, ADDRESSES[i] if node else None, None if node else "Pending")
+        for i, node in enumerate(nodes)
+    )
+    return ClientRuns(clients, (run,), spread, eligible)
+
+
+THREE = {"n1": "a", "n2": "b", "n3": "b"}
+
+
+@pytest.mark.parametrize(
+    ("nodes", "spread", "said"),
+    [
+        (["n1", "n1", "n1"], Spread.NODES, "the 3 clients ran on 1 node (n1) though 3 nodes"),
+        (["n1", "n2", "n2"], Spread.NODES, "the 3 clients ran on 2 nodes (n1, n2) though 3"),
+        (["n2", "n3", "n3"], Spread.ZONES, "the 3 clients ran on 1 zone (b) though 2 zones"),
+    ],
+)
+def test_clients_kept_together_are_said(nodes: list[str], spread: Spread, said: str) -> None:
+    note = packing_note(_runs(nodes, THREE, spread))
+    assert note is not None
+    assert note.id == NOTE_CLIENTS_PACKED
+    assert said in note.message
+    assert NOTE_CLIENTS_PACKED not in SUSPECT_NOTES  # the numbers are true, of fewer nodes
+
+
+@pytest.mark.parametrize(
+    ("nodes", "eligible", "spread"),
+    [
+        (["n1", "n2", "n3"], THREE, Spread.NODES),  # spread as far as it could
+        (["n1", "n2", "n2"], THREE, Spread.ZONES),  # both zones
+        (["n1", "n1"], {"n1": None}, Spread.NODES),  # one node could take them
+        (["n1", "n2", None], THREE, Spread.NODES),  # the third never started: 2 of 2
+        (["n1", "n1", "n1"], {}, Spread.NODES),  # the nodes could not be read: unknown
+    ],
+)
+def test_clients_that_spread_as_far_as_they_could_stay_quiet(
+    nodes: list[str | None], eligible: dict[str, str | None], spread: Spread
+) -> None:
+    assert packing_note(_runs(nodes, eligible, spread)) is None
+
+
+def test_the_report_carries_the_packing_note() -> None:
+    run = parse_client_output(text("fio-3.33-client-server-3-clients-json+.txt"), ADDRESSES)
+    report = build_fio_report(
+        {"fast": [run.combined]},
+        profile="custom",
+        client_runs={"fast": _runs(["n1", "n1", "n1"], THREE, Spread.NODES)},
+    )
+    assert NOTE_CLIENTS_PACKED in [note.id for note in report.results[0].notes]

@@ -29,11 +29,12 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
 from kubectl_storage.core.fio.clones import merge_clones
+from kubectl_storage.core.fio.guards import NOTE_CLIENTS_PACKED, FioNote
 from kubectl_storage.core.fio.jobs import DEFAULT_TEST_FILENAME, parse_job_file
 from kubectl_storage.core.fio.results import (
     FioJobResult,
@@ -41,6 +42,7 @@ from kubectl_storage.core.fio.results import (
     FioResult,
     parse_fio_job,
 )
+from kubectl_storage.core.report.findings import Severity
 
 #: The ``jobname`` of fio's sum over every client and job.
 ALL_CLIENTS = "All clients"
@@ -117,6 +119,49 @@ class ClientRuns:
 
     clients: tuple[FioClient, ...]
     runs: tuple[ClientServerRun, ...]
+    spread: Spread | None = None
+    #: the nodes the clients' pods could go to (Ready, schedulable, selector and taints),
+    #: each with its zone label (``None`` without one); empty when they could not be read
+    eligible_nodes: Mapping[str, str | None] = field(default_factory=dict)
+
+
+def packing_note(runs: ClientRuns) -> FioNote | None:
+    """``fio.clients-packed`` when the running clients sit on fewer nodes (or zones) than the
+    eligible ones could give them; ``None`` when they spread as far as they could, or when
+    what was eligible is not known.
+
+    ``--spread`` is a preference (``whenUnsatisfiable: ScheduleAnyway``), so pods that must
+    follow their volumes (a node-local class: each PV's node affinity), or that do not fit
+    elsewhere, land together and the run goes on. Its numbers are then true, but of fewer
+    nodes than asked: the aggregate says nothing about the storage seen from several nodes.
+    """
+    running = [c for c in runs.clients if c.error is None and c.node]
+    if runs.spread is None or len(running) < 2 or not runs.eligible_nodes:
+        return None
+    if runs.spread is Spread.NODES:
+        unit = "node"
+        used = sorted({str(c.node) for c in running})
+        possible = len(runs.eligible_nodes)
+    else:
+        unit = "zone"
+        zone_of = runs.eligible_nodes
+        used = sorted({zone for c in running if (zone := zone_of.get(str(c.node)))})
+        possible = len({zone for zone in zone_of.values() if zone})
+    possible = min(possible, len(running))
+    if len(used) >= possible:
+        return None
+    return FioNote(
+        NOTE_CLIENTS_PACKED,
+        Severity.WARN,
+        f"the {len(running)} clients ran on {len(used)} {unit}{'s' if len(used) != 1 else ''} "
+        f"({', '.join(used) or '?'}) though {possible} {unit}s could take them: --spread "
+        f"{runs.spread} is a preference, and something kept them together (their volumes' node "
+        "affinity, as a node-local class has; or their resources), so the sum is of "
+        f"{len(used)} {unit}{'s' if len(used) != 1 else ''}, not {possible}",
+        "check where the volumes may be used (kubectl get pv NAME -o "
+        "jsonpath='{.spec.nodeAffinity}'): a class whose volumes are pinned to one node cannot "
+        "spread its clients; or free resources on the other nodes",
+    )
 
 
 def own_file_problem(job_text: str) -> str | None:

@@ -62,6 +62,9 @@ The rules and their thresholds:
     so it is taken out of the reported jobs (:func:`measured_jobs`); a prefill that failed
     gets the error's note (and its read jobs ``fio.block-unwritten-read``).
 
+``fio.clients-packed`` (warn, not suspect)
+    With ``--clients``: the clients ran on fewer nodes (zones) than could take them (see
+    :func:`kubectl_storage.core.fio.clients.packing_note`).
 ``fio.faster-than-local-disk`` / ``fio.local-disk`` (info)
     With ``--compare-local``: the volume beat the same job on the node's own disk by a wide
     margin (see :mod:`kubectl_storage.core.fio.local_disk`).
@@ -120,6 +123,7 @@ NOTE_UNWRITTEN_READ = "fio.block-unwritten-read"
 NOTE_PREFILL = "fio.block-prefill"
 NOTE_FASTER_THAN_LOCAL = "fio.faster-than-local-disk"
 NOTE_LOCAL_DISK = "fio.local-disk"
+NOTE_CLIENTS_PACKED = "fio.clients-packed"
 
 #: Notes that make a class's numbers suspect.
 SUSPECT_NOTES = frozenset(

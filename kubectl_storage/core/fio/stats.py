@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_storage.core.fio.clients import ClientRuns, job_iops, skew_percent
+from kubectl_storage.core.fio.clients import ClientRuns, job_iops, packing_note, skew_percent
 from kubectl_storage.core.fio.clones import combine_clones
 from kubectl_storage.core.fio.guards import (
     FioNote,
@@ -260,6 +260,9 @@ def _class_result(
             for client in client_run.clients:
                 notes.extend(run_notes(client.result))
             notes.extend(text_notes(client_run.combined.surrounding_text))
+        packed = packing_note(clients)
+        if packed is not None:
+            notes.append(packed)
     notes.extend(text_notes(stderr))
     etcd = None
     if profile == "etcd":

@@ -22,6 +22,7 @@ from kubectl_storage.core.fio.clients import (
     ClientRuns,
     ClientServerRun,
     FioClient,
+    Spread,
     client_arguments,
     parse_client_output,
 )
@@ -35,7 +36,7 @@ from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.manifests import PodPlacement
 from kubectl_storage.core.k8s.objects import dig, labels_of, name_of
 from kubectl_storage.core.k8s.quantities import format_bytes
-from kubectl_storage.core.k8s.scheduling import untolerated_taints
+from kubectl_storage.core.k8s.scheduling import schedulable_nodes, untolerated_taints
 from kubectl_storage.errors import ClusterError, FindingsError, ForbiddenError, WaitTimeoutError
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.podexec import exec_in_pod, preload_exec_support
@@ -49,6 +50,7 @@ from kubectl_storage.operations.fio.pod_commands import (
     fio_command,
     local_fio_command,
 )
+from kubectl_storage.operations.fio.request import FioRequest
 from kubectl_storage.operations.pipeline import Progress
 
 log = logging.getLogger(__name__)
@@ -327,9 +329,23 @@ def _run_clients(
         target,
         tuple(run.combined for run in runs),
         stderr_text,
-        ClientRuns(tuple(clients), tuple(runs)),
+        ClientRuns(tuple(clients), tuple(runs), request.spread, _eligible_nodes(api, request)),
         setup,
     )
+
+
+def _eligible_nodes(api: KubeApi, request: FioRequest) -> dict[str, str | None]:
+    """The nodes the clients' pods could go to, with their zones (empty if unreadable)."""
+    try:
+        nodes = api.list(kinds.NODE)
+    except ClusterError:
+        return {}
+    names = set(schedulable_nodes(nodes, request.placement))
+    return {
+        name_of(node): labels_of(node).get(Spread.ZONES.topology_key)
+        for node in nodes
+        if name_of(node) in names
+    }
 
 
 def delete_together(
