@@ -73,6 +73,10 @@ class KubeApi:
             auth_settings=["BearerToken"],
         )
         timeout = timeout_s if timeout_s is not None else self.connection.request_timeout_s
+        if timeout is None and not stream:
+            # No request may block a run forever (its cleanup included); kubectl's default has
+            # no limit, --request-timeout still sets one.
+            timeout = DEFAULT_REQUEST_TIMEOUT_S
         try:
             response = api_client.call_api(
                 method_, url, header_params, body_, post, _request_timeout=timeout
@@ -213,6 +217,7 @@ class KubeApi:
         from urllib3.exceptions import HTTPError  # noqa: PLC0415 - comes with the client
 
         buffer = b""
+        ended = False
         try:
             for chunk in _stream_chunks(response, self.connection, HTTPError):
                 buffer += chunk
@@ -225,13 +230,23 @@ class KubeApi:
                         # Usually 410 Gone (resourceVersion too old); the caller re-lists.
                         return
                     yield event.get("type", ""), event.get("object") or {}
+            ended = True
         finally:
+            if not ended:
+                # Left mid-stream (the caller found what it waited for, an error, Ctrl-C): the
+                # server is still sending on this connection, so it must not go back to the
+                # pool for the next request to be sent on.
+                response.close()
             response.release_conn()
 
     def _ns(self, kind: ResourceKind, namespace: str | None) -> str | None:
         if not kind.namespaced:
             return None
         return namespace or self.namespace
+
+
+#: The limit of one API request when --request-timeout sets none (watches have their own).
+DEFAULT_REQUEST_TIMEOUT_S = 60.0
 
 
 def _stream_chunks(
