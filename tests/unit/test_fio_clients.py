@@ -21,6 +21,7 @@ from kubectl_storage.core.fio.clients import (
     Spread,
     client_arguments,
     client_job_text,
+    client_notes,
     job_iops,
     own_file_problem,
     packing_note,
@@ -377,3 +378,40 @@ def test_the_report_carries_the_packing_note() -> None:
         client_runs={"fast": _runs(["n1", "n1", "n1"], THREE, Spread.NODES)},
     )
     assert NOTE_CLIENTS_PACKED in [note.id for note in report.results[0].notes]
+
+
+# --- each client's notes say which client and node they came from ----------------------------
+
+
+def test_a_note_of_one_client_names_that_client_and_its_node() -> None:
+    # Only the second client's job hit ENOSPC (real fio output): the note must say where.
+    run = parse_client_output(text("fio-3.33-client-server-job-error-json+.txt"), ADDRESSES[:2])
+    clients = (
+        FioClient(0, "c0", "node-a", ADDRESSES[0]),
+        FioClient(1, "c1", "node-b", ADDRESSES[1]),
+    )
+
+    notes = client_notes(ClientRuns(clients, (run,)))
+
+    (no_space,) = [note for note in notes if note.id == "fio.env-no-space"]
+    assert no_space.message.startswith("client 1 on node-b: ")
+    assert "also" not in no_space.message
+    small = [note for note in notes if note.id == "fio.dataset-small"]
+    assert small
+    assert all(note.message.startswith("client 0 on node-a: ") for note in small)
+
+
+def test_a_rule_every_client_fired_is_kept_once_naming_them_all() -> None:
+    run = parse_client_output(text("fio-3.33-client-server-3-clients-json+.txt"), ADDRESSES)
+    clients = tuple(FioClient(i, f"c{i}", f"node-{i}", a) for i, a in enumerate(ADDRESSES))
+
+    notes = client_notes(ClientRuns(clients, (run, run)))  # two repeats: still once per client
+
+    assert sorted((note.id, note.job) for note in notes) == [
+        ("fio.dataset-small", "read_iops"),
+        ("fio.dataset-small", "write_iops"),
+    ]
+    for note in notes:
+        assert note.message.startswith(
+            "client 0 on node-0 (also client 1 on node-1, client 2 on node-2): job "
+        )

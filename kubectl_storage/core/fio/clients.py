@@ -29,12 +29,12 @@ from __future__ import annotations
 import json
 import statistics
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 from kubectl_storage.core.fio.clones import merge_clones
-from kubectl_storage.core.fio.guards import NOTE_CLIENTS_PACKED, FioNote
+from kubectl_storage.core.fio.guards import NOTE_CLIENTS_PACKED, FioNote, run_notes
 from kubectl_storage.core.fio.jobs import DEFAULT_TEST_FILENAME, parse_job_file
 from kubectl_storage.core.fio.results import (
     FioJobResult,
@@ -123,6 +123,37 @@ class ClientRuns:
     #: the nodes the clients' pods could go to (Ready, schedulable, selector and taints),
     #: each with its zone label (``None`` without one); empty when they could not be read
     eligible_nodes: Mapping[str, str | None] = field(default_factory=dict)
+
+
+def client_notes(runs: ClientRuns) -> list[FioNote]:
+    """Every client's own notes, each naming the client and node it came from.
+
+    Each client has its own data set, cache and node, so the guards judge each client's jobs.
+    A rule that fires on one job for several clients (each with its own numbers) is kept once,
+    the first client's note naming the others it fired on: a problem of one node is then not
+    reported as the class's, nor lost behind another client's note of the same rule (a rule's
+    severity does not depend on the client).
+    """
+    by_address = {client.address: client for client in runs.clients if client.address}
+    fired: dict[tuple[str, str | None], list[tuple[str, FioNote]]] = {}
+    for run in runs.runs:
+        for part in run.clients:
+            who = _client_label(by_address.get(part.address), part.address)
+            for note in run_notes(part.result):
+                fired.setdefault((note.id, note.job), []).append((who, note))
+    notes = []
+    for group in fired.values():
+        who, note = group[0]
+        others = list(dict.fromkeys(label for label, _ in group if label != who))
+        also = f" (also {', '.join(others)})" if others else ""
+        notes.append(replace(note, message=f"{who}{also}: {note.message}"))
+    return notes
+
+
+def _client_label(client: FioClient | None, address: str) -> str:
+    if client is None:
+        return f"the client at {address}"
+    return f"client {client.index} on {client.node}" if client.node else f"client {client.index}"
 
 
 def packing_note(runs: ClientRuns) -> FioNote | None:

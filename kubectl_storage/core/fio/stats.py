@@ -26,7 +26,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_storage.core.fio.clients import ClientRuns, job_iops, packing_note, skew_percent
+from kubectl_storage.core.fio.clients import (
+    ClientRuns,
+    client_notes,
+    job_iops,
+    packing_note,
+    skew_percent,
+)
 from kubectl_storage.core.fio.clones import combine_clones
 from kubectl_storage.core.fio.guards import (
     FioNote,
@@ -256,9 +262,8 @@ def _class_result(
         for run, jobs in zip(runs, counted, strict=True):
             notes.extend(run_notes(run, jobs))
     else:
+        notes.extend(client_notes(clients))
         for client_run in clients.runs:
-            for client in client_run.clients:
-                notes.extend(run_notes(client.result))
             notes.extend(text_notes(client_run.combined.surrounding_text))
         packed = packing_note(clients)
         if packed is not None:
