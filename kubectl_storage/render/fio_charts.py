@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kubectl_storage.core.fio.report import FioJobSummary, FioReport
+from kubectl_storage.core.k8s.quantities import format_count
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -246,7 +247,7 @@ def _draw_simple_panel(
     peak = max((value + error for value, error in zip(values, errors, strict=True)), default=0)
     axes.set_xlim(0, peak * 1.25 if peak else 1)
     for position, value, error in zip(positions, values, errors, strict=True):
-        text = _compact(value) + (f" ± {_compact(error)}" if error else "")
+        text = format_count(value) + (f" ± {format_count(error)}" if error else "")
         axes.text(value + error, position, f"  {text}", va="center", fontsize=8)
 
 
@@ -321,18 +322,6 @@ def _colour(class_index: int) -> str:
     if class_index == NODE_DISK:
         return _NODE_DISK_COLOUR
     return _CLASS_COLOURS[class_index % len(_CLASS_COLOURS)]
-
-
-def _compact(value: float) -> str:
-    """Short number for a bar label: 950, 12.3k, 1.25M."""
-    magnitude = abs(value)
-    if magnitude >= 1_000_000:
-        return f"{value / 1_000_000:.3g}M"
-    if magnitude >= 10_000:
-        return f"{value / 1_000:.3g}k"
-    if magnitude >= 100:
-        return f"{value:.0f}"
-    return f"{value:.3g}"
 
 
 def _duration(microseconds: float) -> str:

@@ -81,7 +81,7 @@ def test_a_tmpfs_volume_is_flagged_against_the_nodes_ext4() -> None:
     message = faster[0].message
     assert message.startswith("job read_iops on the volume beat the node's own disk of node-1 ")
     assert "(an emptyDir, ext4 on /dev/vda)" in message
-    assert f"read 1124k IOPS, {read_ratio:.1f} times the same job on the disk (186k IOPS)" in (
+    assert f"read 1.12M IOPS, {read_ratio:.1f} times the same job on the disk (186k IOPS)" in (
         message
     )
     assert NOTE_FASTER_THAN_LOCAL in SUSPECT_NOTES

@@ -8,6 +8,7 @@ from kubernetes.utils import parse_quantity as client_parse_quantity
 from kubectl_storage.core.k8s.quantities import (
     QuantityError,
     format_bytes,
+    format_count,
     parse_quantity,
     parse_size_bytes,
 )
@@ -65,6 +66,23 @@ def test_size_must_be_positive(text: str) -> None:
 )
 def test_format_bytes(count: int, text: str) -> None:
     assert format_bytes(count) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (0, "0"),
+        (4.25, "4.25"),
+        (950, "950"),
+        (9_999, "9999"),
+        (12_345, "12.3k"),
+        (368_123, "368k"),
+        (1_124_000, "1.12M"),
+        (-12_345, "-12.3k"),
+    ],
+)
+def test_format_count_keeps_three_digits(value: float, text: str) -> None:
+    assert format_count(value) == text
 
 
 def test_inner_space_is_refused() -> None:

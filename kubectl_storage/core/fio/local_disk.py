@@ -45,6 +45,7 @@ from kubectl_storage.core.fio.paths import absolute_paths
 from kubectl_storage.core.fio.report import FioJobSummary, LocalDiskResult
 from kubectl_storage.core.fio.results import FioResult
 from kubectl_storage.core.fio.setup import VolumeSetup
+from kubectl_storage.core.k8s.quantities import format_count
 from kubectl_storage.core.report.findings import Severity
 
 #: Where the benchmark pod mounts the emptyDir on the node's disk.
@@ -175,7 +176,12 @@ def _ratios(ours: FioJobSummary, theirs: FioJobSummary) -> list[_Ratio]:
         mine, local = ours.value(f"{direction}_iops"), theirs.value(f"{direction}_iops")
         if mine and local:
             found.append(
-                _Ratio(direction, mine / local, f"{_count(mine)} IOPS", f"{_count(local)} IOPS")
+                _Ratio(
+                    direction,
+                    mine / local,
+                    f"{format_count(mine)} IOPS",
+                    f"{format_count(local)} IOPS",
+                )
             )
     # a flush: shorter is faster, so the ratio is the node's time over the volume's
     mine, local = ours.value("sync_lat_p50_us"), theirs.value("sync_lat_p50_us")
@@ -215,14 +221,6 @@ def _where(local: LocalDiskResult) -> str:
         what += f" of {local.node}"
     details = " on ".join(x for x in (local.fs_type, local.source) if x)
     return f"{what} (an emptyDir, {details})" if details else f"{what} (an emptyDir)"
-
-
-def _count(value: float) -> str:
-    if value >= 10_000:
-        return f"{value / 1000:.0f}k"
-    if value >= 1000:
-        return f"{value / 1000:.1f}k"
-    return f"{value:.0f}"
 
 
 def memory_backed(volume: VolumeSetup | None) -> bool:

@@ -86,6 +86,18 @@ def format_bytes(count: float) -> str:
     raise AssertionError("unreachable")
 
 
+def format_count(value: float) -> str:
+    """Short count for a label or a message, three digits at most: 950, 12.3k, 368k, 1.25M."""
+    magnitude = abs(value)
+    if magnitude >= 1_000_000:
+        return f"{value / 1_000_000:.3g}M"
+    if magnitude >= 10_000:
+        return f"{value / 1_000:.3g}k"
+    if magnitude >= 100:
+        return f"{value:.0f}"
+    return f"{value:.3g}"
+
+
 @dataclass(frozen=True)
 class Size:
     """A storage size as the user typed it and as bytes, parsed once at the edge.
