@@ -298,6 +298,10 @@ def _run_clients(
     runs: list[ClientServerRun] = []
     stderr_text = ""
     setup: TargetSetup | None = None
+    # one list serves the report's setup (the clients' nodes) and the packing note (every node
+    # the clients could have gone to); None when nodes may not be listed
+    listed_nodes = _list_nodes(api)
+    eligible = _eligible_nodes(listed_nodes, request)
     for attempt in range(1, request.repeat + 1):
         started = time.monotonic()
         prefix = f"{label}: run {attempt}/{request.repeat}" if request.repeat > 1 else label
@@ -315,7 +319,7 @@ def _run_clients(
         stdout = outcome.stdout
         if attempt == 1:
             mountinfo, stdout = split_mountinfo(stdout)
-            setup = _setup(api, plan, target, running_pods, mountinfo)
+            setup = _setup(api, plan, target, running_pods, mountinfo, listed_nodes)
         try:
             runs.append(parse_client_output(stdout, addresses))
         except FioOutputError as exc:
@@ -329,16 +333,21 @@ def _run_clients(
         target,
         tuple(run.combined for run in runs),
         stderr_text,
-        ClientRuns(tuple(clients), tuple(runs), request.spread, _eligible_nodes(api, request)),
+        ClientRuns(tuple(clients), tuple(runs), request.spread, eligible),
         setup,
     )
 
 
-def _eligible_nodes(api: KubeApi, request: FioRequest) -> dict[str, str | None]:
-    """The nodes the clients' pods could go to, with their zones (empty if unreadable)."""
+def _list_nodes(api: KubeApi) -> list[JsonDict] | None:
     try:
-        nodes = api.list(kinds.NODE)
+        return api.list(kinds.NODE)
     except ClusterError:
+        return None
+
+
+def _eligible_nodes(nodes: list[JsonDict] | None, request: FioRequest) -> dict[str, str | None]:
+    """The nodes the clients' pods could go to, with their zones (empty if unreadable)."""
+    if nodes is None:
         return {}
     names = set(schedulable_nodes(nodes, request.placement))
     return {
@@ -420,12 +429,22 @@ def split_mountinfo(stdout: str) -> tuple[str | None, str]:
 
 
 def _setup(
-    api: KubeApi, plan: FioPlan, target: str, pods: list[JsonDict], mountinfo: str | None
+    api: KubeApi,
+    plan: FioPlan,
+    target: str,
+    pods: list[JsonDict],
+    mountinfo: str | None,
+    listed_nodes: list[JsonDict] | None = None,
 ) -> TargetSetup:
-    """What the class's numbers were measured on; what cannot be read is left out."""
+    """What the class's numbers were measured on; what cannot be read is left out.
+
+    ``listed_nodes``: every node, when the caller has listed them; otherwise the pods' nodes
+    are read one by one."""
     storage_class = plan.classes.get(target)
     names = sorted({str(n) for pod in pods if (n := dig(pod, "spec", "nodeName"))})
     nodes: list[JsonDict] = []
+    if listed_nodes is not None:
+        names, nodes = [], [node for node in listed_nodes if name_of(node) in names]
     for name in names:
         try:
             node = api.get_or_none(kinds.NODE, name)
