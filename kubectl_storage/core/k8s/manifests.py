@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+#: where our pods write (an emptyDir; their root file system is read-only)
+SCRATCH_DIRECTORY = "/tmp"
+
 Manifest = dict[str, Any]
 
 
@@ -203,7 +206,7 @@ def build_workload_pod(
         "imagePullPolicy": "IfNotPresent",
         "command": command or ["sleep", "86400"],
         "securityContext": container_sc,
-        "volumeMounts": [{"name": "tmp", "mountPath": "/tmp"}],
+        "volumeMounts": [{"name": "tmp", "mountPath": SCRATCH_DIRECTORY}],
     }
     volumes: list[Manifest] = [{"name": "tmp", "emptyDir": {}}]
     if pvc_name:
@@ -293,7 +296,7 @@ def build_node_inspection_pod(
                     "securityContext": container_sc,
                     "volumeMounts": [
                         {"name": "host", "mountPath": "/host", "readOnly": True},
-                        {"name": "tmp", "mountPath": "/tmp"},
+                        {"name": "tmp", "mountPath": SCRATCH_DIRECTORY},
                     ],
                 }
             ],

@@ -17,6 +17,7 @@ from kubectl_storage.core.fio.local_disk import (
     LOCAL_DIRECTORY,
     LOCAL_JOB_FILE_NAME,
 )
+from kubectl_storage.core.k8s.manifests import SCRATCH_DIRECTORY
 from kubectl_storage.operations.fio.request import FioRequest
 
 log = logging.getLogger(__name__)
@@ -24,8 +25,8 @@ log = logging.getLogger(__name__)
 
 JOB_FILE_NAME = "job.fio"
 CONFIG_PATH = "/etc/kubectl-storage"
-#: Where the pod's own first fio run leaves its output (/tmp is the pod's emptyDir).
-FIRST_RUN = "/tmp/kubectl-storage-fio"
+#: Where the pod's own first fio run leaves its output (on the pod's emptyDir).
+FIRST_RUN = f"{SCRATCH_DIRECTORY}/kubectl-storage-fio"
 
 
 def fio_command(request: FioRequest) -> list[str]:

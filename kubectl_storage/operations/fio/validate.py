@@ -24,6 +24,7 @@ from kubectl_storage.core.fio.local_disk import (
     local_job_text,
 )
 from kubectl_storage.core.fio.paths import outside_volume
+from kubectl_storage.core.k8s.manifests import SCRATCH_DIRECTORY
 from kubectl_storage.errors import UsageError
 from kubectl_storage.kube.podexec import preload_exec_support
 from kubectl_storage.operations.fio.request import FioRequest, build_job_text
@@ -86,7 +87,7 @@ def _validate_placement(request: FioRequest, job_text: str) -> None:
     elsewhere = (
         "the pod's emptyDir on the node's own disk, so fio would report the node's disk as the "
         "class's"
-        if where.path == "/tmp" or where.path.startswith("/tmp/")
+        if where.path == SCRATCH_DIRECTORY or where.path.startswith(SCRATCH_DIRECTORY + "/")
         else "the pod's read-only root file system, where fio fails"
     )
     raise UsageError(
