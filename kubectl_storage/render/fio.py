@@ -5,7 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from kubectl_storage.core.fio.report import FioClassResult, FioJobSummary, FioReport
+from kubectl_storage.core.fio.report import (
+    FioClassResult,
+    FioJobSummary,
+    FioReport,
+    LocalDiskResult,
+)
 from kubectl_storage.core.fio.setup import TargetSetup
 from kubectl_storage.core.fio.stats import compare_classes
 from kubectl_storage.render.tables import write_table
@@ -148,7 +153,7 @@ def write_fio_table(report: FioReport, out: TextIO, wide: bool = False) -> None:
         if result.clients:
             _write_clients(result, out)
         if result.local_disk is not None and result.local_disk.jobs:
-            _write_local_disk(result, out)
+            _write_local_disk(result.jobs, result.local_disk, out)
         out.write("\n")
 
     if len(report.results) > 1:
@@ -230,13 +235,11 @@ def _write_clients(result: FioClassResult, out: TextIO) -> None:
         out.write("skew between clients ((max - min) / mean IOPS): " + ", ".join(skews) + "\n")
 
 
-def _write_local_disk(result: FioClassResult, out: TextIO) -> None:
+def _write_local_disk(jobs: Sequence[FioJobSummary], local: LocalDiskResult, out: TextIO) -> None:
     """The volume's IOPS beside the same jobs' on the node's own disk (--compare-local)."""
-    local = result.local_disk
-    assert local is not None
     theirs = {job.name: job for job in local.jobs}
     rows = []
-    for job in result.jobs:
+    for job in jobs:
         other = theirs.get(job.name)
         if other is None:
             continue
