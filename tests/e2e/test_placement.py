@@ -3,14 +3,15 @@
 The second harness node gets a NoSchedule taint and the third a label for the whole module
 (both removed afterwards, also when a test fails). Each run goes to one node through one of the
 flags; where its pods ran is read from the namespace's events after the run (the scheduler's
-"Successfully assigned ... to NODE", or the kubelet's events, whose source is the node, for pods
-that name their node and skip the scheduler), and the run must leave no pod behind.
+"Successfully assigned ... to NODE", or the kubelet's events, whose source is the node), and the
+run must leave no pod behind.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
 from dataclasses import dataclass
 
 import pytest
@@ -111,6 +112,29 @@ def test_fio_node_runs_on_that_node(cluster, nodes, namespace) -> None:
     assert_ran_on(cluster, namespace, nodes.first, fio(namespace, "--node", nodes.first))
 
 
+def test_fio_node_with_a_wait_for_first_consumer_class(cluster, nodes, namespace) -> None:
+    # local-path binds its claims when the scheduler places the pod: a pod bound by
+    # spec.nodeName skips the scheduler, and its claim stayed Pending until the timeout
+    result = run_cli(
+        "fio", "-s", "local-path", "-z", "1Gi", "--profile", "quick", "--runtime", "2",
+        "--ramp-time", "0", "--timeout", "90", "--node", nodes.labelled, "-n", namespace,
+        "-o", "json",
+    )  # fmt: skip
+    assert_ran_on(cluster, namespace, nodes.labelled, result)
+
+    def volumes() -> list[str]:
+        return [
+            pv["metadata"]["name"]
+            for pv in cluster.get_json("pv")["items"]
+            if (pv["spec"].get("claimRef") or {}).get("namespace") == namespace
+        ]
+
+    deadline = time.monotonic() + 120  # local-path deletes a released volume in a helper pod
+    while volumes() and time.monotonic() < deadline:
+        time.sleep(2)
+    assert volumes() == []
+
+
 def test_fio_node_selector_picks_the_labelled_node(cluster, nodes, namespace) -> None:
     result = fio(namespace, "--node-selector", f"{KEY}={LABEL_VALUE}")
     assert_ran_on(cluster, namespace, nodes.labelled, result)
@@ -169,7 +193,7 @@ def test_snapshot_check_node_selector(cluster, nodes, namespace) -> None:
 
 
 def test_snapshot_browse_node_on_a_tainted_node(cluster, nodes, namespace) -> None:
-    # a pod that names its node skips the scheduler, so a NoSchedule taint does not stop it
+    # --node tolerates the named node's NoSchedule taints, so the taint does not stop it
     cluster.apply(
         f"""
 apiVersion: v1

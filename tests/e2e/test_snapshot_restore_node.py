@@ -128,3 +128,35 @@ def test_a_node_local_snapshot_is_reported_and_fails(cluster, namespace, node_lo
     assert report["files"] == []  # the restore was never read
     assert "restore only on the node that took them" in result.stderr
     assert _managed(cluster, namespace) == []
+
+
+@pytest.fixture
+def waiting_node_local_class(cluster, namespace):
+    """The node-local class, binding its volumes where the first pod is scheduled."""
+    name = f"{namespace}-wffc"[:63]
+    cluster.apply(
+        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\n"
+        f"metadata: {{name: {name}}}\nprovisioner: hostpath.csi.k8s.io\n"
+        "volumeBindingMode: WaitForFirstConsumer\nreclaimPolicy: Delete\n"
+        'parameters: {tk8s.io/node-local: "true"}\n'
+    )
+    yield name
+    cluster.kubectl_run("delete", "storageclass", name, "--ignore-not-found")
+
+
+def test_node_with_a_wait_for_first_consumer_class(
+    cluster, namespace, waiting_node_local_class
+) -> None:
+    # --node used to bind the writer by spec.nodeName, which skips the scheduler that binds a
+    # WaitForFirstConsumer claim: the source volume stayed Pending until the timeout
+    result = run_cli(
+        "snapshot", "check", "-s", waiting_node_local_class, *SMALL, "--node", "tk8s-node-3",
+        "--keep", "--timeout", "90", "-n", namespace, "-o", "json",
+    )  # fmt: skip
+    report = json.loads(_ok(result))
+    try:
+        assert report["verdict"] == "pass", report["problems"]
+        assert _kept_pods(cluster, namespace) == {"writer": "tk8s-node-3", "reader": "tk8s-node-3"}
+    finally:
+        _cleanup(namespace, report["runId"])
+    assert _managed(cluster, namespace) == []

@@ -80,14 +80,66 @@ def test_placement_and_resources() -> None:
     )
     pod = build_workload_pod("p", "ns", "img:1", pvc_name="c", placement=placement)
     spec = pod["spec"]
-    assert spec["nodeName"] == "n1"
+    # the named node through the scheduler, which binds WaitForFirstConsumer claims
+    assert "nodeName" not in spec
+    assert spec["affinity"] == {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}
+                ]
+            }
+        }
+    }
     assert spec["nodeSelector"] == {"disk": "ssd"}
     assert spec["tolerations"] == [
         {"key": "dedicated", "operator": "Equal", "value": "storage", "effect": "NoSchedule"},
         {"operator": "Exists"},
+        {"operator": "Exists", "effect": "NoSchedule"},  # the named node's NoSchedule taints
     ]
     resources = spec["containers"][0]["resources"]
     assert resources["requests"] == resources["limits"] == {"cpu": "2", "memory": "1Gi"}
+
+
+def test_a_named_node_joins_every_term_of_an_affinity_the_command_adds() -> None:
+    away = {"key": "metadata.name", "operator": "NotIn", "values": ["n2"]}
+    on_ssd = {"key": "disk", "operator": "In", "values": ["ssd"]}
+    affinity = {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{"matchFields": [away]}, {"matchExpressions": [on_ssd]}]
+            }
+        }
+    }
+    placement = PodPlacement(node_name="n1", affinity=affinity)
+    pod = build_workload_pod("p", "ns", "img:1", pvc_name="c", placement=placement)
+
+    on_n1 = {"key": "metadata.name", "operator": "In", "values": ["n1"]}
+    terms = pod["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert terms["nodeSelectorTerms"] == [
+        {"matchFields": [away, on_n1]},
+        {"matchExpressions": [on_ssd], "matchFields": [on_n1]},
+    ]
+    # the placement's own affinity is left as it was (plans are built more than once)
+    assert affinity["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ] == [{"matchFields": [away]}, {"matchExpressions": [on_ssd]}]
+
+
+def test_without_a_named_node_there_is_no_node_affinity_nor_extra_toleration() -> None:
+    pod = build_workload_pod("p", "ns", "img:1", pvc_name="c", placement=PodPlacement())
+    assert "affinity" not in pod["spec"]
+    assert "tolerations" not in pod["spec"]
+    assert "nodeName" not in pod["spec"]
+
+
+def test_an_all_keys_toleration_keeps_its_effect() -> None:
+    assert Toleration.parse("*:NoSchedule").to_dict() == {
+        "operator": "Exists",
+        "effect": "NoSchedule",
+    }
 
 
 @pytest.mark.parametrize("text", ["", "=v", "k:Sometimes"])

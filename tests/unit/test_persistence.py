@@ -311,6 +311,14 @@ def test_schedulable_nodes() -> None:
     assert schedulable_nodes(nodes, PodPlacement(node_selector={"disk": "ssd"})) == ["ssd"]
     everything = PodPlacement(tolerations=(Toleration.parse("*"),))
     assert len(schedulable_nodes(nodes, everything)) == 4
+    # --node NAME goes there over NoSchedule taints and a cordon, as a pod bound by name did
+    assert schedulable_nodes(nodes, PodPlacement(node_name="tainted")) == ["tainted"]
+    assert schedulable_nodes(nodes, PodPlacement(node_name="cordoned")) == ["cordoned"]
+    assert schedulable_nodes(nodes, PodPlacement(node_name="down")) == []
+    evicting = [_node("draining", taints=[{"key": "gone", "effect": "NoExecute"}])]
+    assert schedulable_nodes(evicting, PodPlacement(node_name="draining")) == []
+    no_schedule_only = PodPlacement(tolerations=(Toleration.parse("*:NoSchedule"),))
+    assert schedulable_nodes(evicting, no_schedule_only) == []
 
 
 # -- SQL, rows, checksums -------------------------------------------------------------------

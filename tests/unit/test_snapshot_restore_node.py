@@ -80,11 +80,16 @@ def test_manifests_place_the_reader_as_asked() -> None:
     # the run, once the writer runs on node-a
     live = _manifests(OTHER, source="node-a")
     assert _names(live.reader_pod["spec"]["affinity"]) == ("NotIn", ["node-a"])
-    # --node puts the writer there by name; the reader must not inherit it
+    # --node puts the writer there (through the scheduler); the reader must not inherit it
     pinned = _manifests(OTHER, node="node-a")
-    assert pinned.writer_pod["spec"]["nodeName"] == "node-a"
-    assert "nodeName" not in pinned.reader_pod["spec"]
-    assert _names(pinned.reader_pod["spec"]["affinity"]) == ("NotIn", ["node-a"])
+    assert _names(pinned.writer_pod["spec"]["affinity"]) == ("In", ["node-a"])
+    assert "nodeName" not in pinned.writer_pod["spec"]
+    reader_terms = pinned.reader_pod["spec"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    assert reader_terms == [
+        {"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["node-a"]}]}
+    ]
     named = _manifests("node-b")
     assert _names(named.reader_pod["spec"]["affinity"]) == ("In", ["node-b"])
     assert _names(named.writer_pod["spec"]["affinity"]) == ("NotIn", ["node-b"])

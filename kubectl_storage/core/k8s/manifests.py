@@ -58,7 +58,7 @@ class Toleration:
     def to_dict(self) -> dict[str, str]:
         """Kubernetes shape."""
         if self.key == "*":
-            return {"operator": "Exists"}
+            return {"operator": "Exists", **({"effect": self.effect} if self.effect else {})}
         out = {"key": self.key, "operator": "Equal" if self.value else "Exists"}
         if self.value:
             out["value"] = self.value
@@ -79,16 +79,29 @@ class PodPlacement:
     #: A pod ``affinity`` our command adds itself (e.g. the restore on another node).
     affinity: Mapping[str, Any] | None = None
 
-    def apply(self, spec: Manifest, container: Manifest) -> None:
-        """Write the placement into a pod spec and its container."""
+    @property
+    def effective_tolerations(self) -> tuple[Toleration, ...]:
+        """The tolerations the pod gets: a named node's NoSchedule taints (a cordon among
+        them) do not keep the pod off it; its NoExecute taints still do."""
         if self.node_name:
-            spec["nodeName"] = self.node_name
-        if self.affinity:
-            spec["affinity"] = copy.deepcopy(dict(self.affinity))
+            return (*self.tolerations, NAMED_NODE_TOLERATION)
+        return self.tolerations
+
+    def apply(self, spec: Manifest, container: Manifest) -> None:
+        """Write the placement into a pod spec and its container.
+
+        A named node is required through the scheduler (a nodeAffinity on the node's name),
+        not by ``spec.nodeName``: a pod bound by name skips the scheduler, whose volume binder
+        is what provisions a WaitForFirstConsumer claim, so the claim would stay Pending."""
+        affinity = copy.deepcopy(dict(self.affinity)) if self.affinity else {}
+        if self.node_name:
+            _require_node(affinity, self.node_name)
+        if affinity:
+            spec["affinity"] = affinity
         if self.node_selector:
             spec["nodeSelector"] = dict(self.node_selector)
-        if self.tolerations:
-            spec["tolerations"] = [t.to_dict() for t in self.tolerations]
+        if self.effective_tolerations:
+            spec["tolerations"] = [t.to_dict() for t in self.effective_tolerations]
         resources: dict[str, str] = {}
         if self.cpu:
             resources["cpu"] = self.cpu
@@ -97,6 +110,22 @@ class PodPlacement:
         if resources:
             # Requests equal limits: a benchmark must not be throttled differently between runs.
             container["resources"] = {"requests": dict(resources), "limits": dict(resources)}
+
+
+#: What ``--node NAME`` tolerates on that node: NoSchedule taints, as a pod bound by name would.
+NAMED_NODE_TOLERATION = Toleration(key="*", effect="NoSchedule")
+
+
+def _require_node(affinity: dict[str, Any], node: str) -> None:
+    """Add "on this node" to a pod affinity, in every nodeSelectorTerm (terms are ORed)."""
+    node_affinity = affinity.setdefault("nodeAffinity", {})
+    required = node_affinity.setdefault("requiredDuringSchedulingIgnoredDuringExecution", {})
+    terms = required.setdefault("nodeSelectorTerms", []) or [{}]
+    for term in terms:
+        term.setdefault("matchFields", []).append(
+            {"key": "metadata.name", "operator": "In", "values": [node]}
+        )
+    required["nodeSelectorTerms"] = terms
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,9 @@ from kubectl_storage.core.k8s.objects import dig
 def _tolerates(taint: Mapping[str, Any], tolerations: Sequence[Toleration]) -> bool:
     for toleration in tolerations:
         if toleration.key == "*":
-            return True
+            if toleration.effect is None or toleration.effect == taint.get("effect"):
+                return True
+            continue
         if toleration.key != taint.get("key"):
             continue
         if toleration.effect and toleration.effect != taint.get("effect"):
@@ -47,7 +49,7 @@ def untolerated_taints(
             f"{t.get('key')}" + (f"={t['value']}" if t.get("value") else "") + f":{t.get('effect')}"
             for t in dig(node, "spec", "taints") or []
             if t.get("effect") in ("NoSchedule", "NoExecute")
-            and not _tolerates(t, placement.tolerations)
+            and not _tolerates(t, placement.effective_tolerations)
         ]
         if blocking:
             found[name] = blocking
@@ -61,7 +63,7 @@ def schedulable_nodes(nodes: Iterable[Mapping[str, Any]], placement: PodPlacemen
     for node in nodes:
         meta = node.get("metadata") or {}
         spec = node.get("spec") or {}
-        if spec.get("unschedulable"):
+        if spec.get("unschedulable") and not placement.node_name:  # a named node: cordon or not
             continue
         conditions = dig(node, "status", "conditions") or []
         if not any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
@@ -73,7 +75,7 @@ def schedulable_nodes(nodes: Iterable[Mapping[str, Any]], placement: PodPlacemen
             t
             for t in spec.get("taints") or []
             if t.get("effect") in ("NoSchedule", "NoExecute")
-            and not _tolerates(t, placement.tolerations)
+            and not _tolerates(t, placement.effective_tolerations)
         ]
         if blocking:
             continue
