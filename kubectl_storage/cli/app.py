@@ -28,6 +28,7 @@ from typer.models import CommandInfo, TyperInfo
 from kubectl_storage import __version__
 from kubectl_storage.cli.context import GlobalOptions
 from kubectl_storage.cli.help_format import tidy_help, tidy_param
+from kubectl_storage.cli.options import positive_seconds, seconds
 from kubectl_storage.errors import StorageToolError
 from kubectl_storage.exit_codes import ExitCode
 from kubectl_storage.logs import setup_logging
@@ -248,7 +249,12 @@ def root(
     ] = 0,
     request_timeout: Annotated[
         float | None,
-        typer.Option("--request-timeout", help="Seconds to wait for any single API request."),
+        typer.Option(
+            "--request-timeout",
+            help="How long to wait for any single API request: seconds, or a duration (30s).",
+            parser=seconds,
+            callback=positive_seconds,
+        ),
     ] = None,
     version: Annotated[
         bool,

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from kubectl_storage.cli.context import options_of
+from kubectl_storage.cli.options import positive_seconds, seconds
 from kubectl_storage.exit_codes import ExitCode
 
 
@@ -27,7 +28,13 @@ def cleanup_command(
         typer.Option("--all-namespaces", "-A", help="Look in every namespace (the default)."),
     ] = False,
     timeout: Annotated[
-        float, typer.Option("--timeout", help="Seconds to wait for deletions to finish.")
+        float,
+        typer.Option(
+            "--timeout",
+            help="How long to wait for deletions to finish: seconds, or a duration (2m).",
+            parser=seconds,
+            callback=positive_seconds,
+        ),
     ] = 120,
 ) -> None:
     """Find objects that kubectl-storage runs left behind, and delete them with --yes.

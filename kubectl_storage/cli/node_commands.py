@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Protocol, TypeVar
 import typer
 
 from kubectl_storage.cli.context import GlobalOptions
+from kubectl_storage.cli.options import positive_seconds, seconds
 from kubectl_storage.core.report.findings import FailOn
 from kubectl_storage.errors import ClusterError, FindingsError, UsageError
 
@@ -62,7 +63,13 @@ SelectorOpt = Annotated[
 AllNodesOpt = Annotated[bool, typer.Option("--all-nodes", help="Inspect every node.")]
 ParallelOpt = Annotated[int, typer.Option("--parallel", help="Nodes inspected at the same time.")]
 TimeoutOpt = Annotated[
-    float, typer.Option("--timeout", help="Seconds to wait for each node's pod and its output.")
+    float,
+    typer.Option(
+        "--timeout",
+        help="How long to wait for each node's pod and its output: seconds, or a duration (90s).",
+        parser=seconds,
+        callback=positive_seconds,
+    ),
 ]
 ImageOpt = Annotated[
     str | None, typer.Option("--image", help="Image of the debug pods (default: the toolbox).")

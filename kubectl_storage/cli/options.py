@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from kubectl_storage.core.cleanup import parse_duration_s
 from kubectl_storage.core.k8s.quantities import QuantityError, Size
 from kubectl_storage.errors import UsageError
 
@@ -28,6 +29,22 @@ def parse_size(text: str) -> Size:
         return Size.parse(text)
     except QuantityError as exc:
         raise typer.BadParameter(str(exc)) from exc
+
+
+def seconds(text: str | float) -> float:
+    """A time option: seconds (``90``, ``2.5``) or a kubectl-style duration (``90s``, ``5m``)."""
+    if isinstance(text, int | float):
+        return float(text)
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return parse_duration_s(text)
+    except ValueError as exc:
+        raise typer.BadParameter(
+            f"{text!r} is not a number of seconds nor a duration (90, 90s, 5m, 1h)"
+        ) from exc
 
 
 def positive_seconds(value: float | None) -> float | None:
@@ -62,7 +79,12 @@ RegistryOpt = Annotated[
 ]
 TimeoutOpt = Annotated[
     float,
-    typer.Option("--timeout", help="Seconds to wait for each step.", callback=positive_seconds),
+    typer.Option(
+        "--timeout",
+        help="How long to wait for each step: seconds, or a duration (90s, 5m).",
+        parser=seconds,
+        callback=positive_seconds,
+    ),
 ]
 KeepOpt = Annotated[bool, typer.Option("--keep", help="Leave the objects for debugging.")]
 DryRunOpt = Annotated[

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from kubectl_storage.cli.options import seconds
 from tests.conftest import run_cli
 
 LABELS = ("app.kubernetes.io/managed-by", "kubectl-storage/run-id", "kubectl-storage/command")
@@ -94,6 +95,9 @@ USAGE_ERRORS = [
     (["mount-audit", "n1", "--parallel", "0"], "--parallel"),
     (["mount-audit", "n1", "--fail-on", "sometimes"], "sometimes"),
     (["iscsi", "n1", "--timeout", "0"], "--timeout"),
+    (["fio", "-s", "x", "--timeout", "soon"], "'soon' is not a number of seconds nor a duration"),
+    (["cleanup", "--timeout", "0s"], "--timeout"),
+    (["--request-timeout", "1x", "cleanup"], "--request-timeout"),
     (["iscsi", "-l", "a=b", "--all-nodes"], "one way"),
 ]
 
@@ -119,6 +123,32 @@ def test_a_good_input_does_try_the_cluster(kubeconfig: Path) -> None:
     result = run_cli("fio", "-s", "x", "-z", "10Gi", env=_env(kubeconfig), timeout=60)
     assert result.exit_code == 2
     assert "cannot reach the Kubernetes API" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["fio", "-s", "x", "-z", "10Gi", "--timeout", "5m"],
+        ["fio", "-s", "x", "-z", "10Gi", "--timeout", "90"],
+        ["--request-timeout", "30s", "cleanup", "--timeout", "1m30s"],
+        ["mount-audit", "n1", "--timeout", "45s"],
+    ],
+)
+def test_times_take_seconds_or_kubectl_durations(kubeconfig: Path, args: list[str]) -> None:
+    result = run_cli(*args, env=_env(kubeconfig), timeout=60)
+    assert result.exit_code == 2
+    assert "cannot reach the Kubernetes API" in result.stderr  # past the options
+
+
+def test_a_duration_is_read_as_its_seconds() -> None:
+    assert [seconds(text) for text in ("90", "2.5", "90s", "5m", "1m30s", "1h")] == [
+        90.0,
+        2.5,
+        90.0,
+        300.0,
+        90.0,
+        3600.0,
+    ]
 
 
 # -- 1. sizes are parsed for offline restore plans too ----------------------------------------
