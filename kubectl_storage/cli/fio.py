@@ -140,7 +140,9 @@ def fio_command(
         typer.Option(
             "--compare-local",
             help="Also run the same jobs on the node's own disk (an emptyDir in the benchmark "
-            "pod), and mark the class suspect where it is 2x faster or more (a cache).",
+            "pod), then a 4k queue-depth-1 latency probe on both, 3 rounds each, interleaved; "
+            "the class is suspect (a cache) when the volume answered 3x faster than the disk "
+            "in every round.",
         ),
     ] = False,
 ) -> None:

@@ -9,6 +9,7 @@ from kubectl_storage.core.fio.report import (
     FioClassResult,
     FioJobSummary,
     FioReport,
+    LatencyProbe,
     LocalDiskResult,
 )
 from kubectl_storage.core.fio.setup import TargetSetup
@@ -257,6 +258,33 @@ def _write_local_disk(jobs: Sequence[FioJobSummary], local: LocalDiskResult, out
     out.write("\n")
     headers = ["job", "read iops", "on the disk (volume's x)", "write iops", "on the disk (x)"]
     write_table(rows, headers, out, title=f"The same jobs on the node's own disk{node} ({where})")
+    if local.probe is not None:
+        _write_latency_probe(local.probe, out)
+
+
+def _write_latency_probe(probe: LatencyProbe, out: TextIO) -> None:
+    """The probe that decides --compare-local: each round's median on both sides."""
+    rows = []
+    for direction in ("read", "write"):
+        volume, disk = probe.medians("volume", direction), probe.medians("disk", direction)
+        if not volume and not disk:
+            continue
+        extremes = f"{min(disk) / max(volume):.2f}" if volume and disk else "-"
+        rows.append([direction, _rounds(volume), _rounds(disk), extremes])
+    if not rows:
+        return
+    out.write("\n")
+    headers = [
+        "4k at queue depth 1",
+        "volume (µs, per round)",
+        "disk (µs, per round)",
+        "disk's fastest / volume's slowest",
+    ]
+    write_table(rows, headers, out, title="Latency probe (median per round, rounds interleaved)")
+
+
+def _rounds(values: Sequence[float]) -> str:
+    return " ".join(f"{value:.1f}" for value in values) or "-"
 
 
 def _version_text(version: str | tuple[str, ...]) -> str:

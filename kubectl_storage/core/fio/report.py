@@ -331,6 +331,50 @@ class FioClientSummary:
 
 
 @dataclass(frozen=True)
+class LatencyProbe:
+    """``--compare-local``'s latency probe: 4k I/O at queue depth 1 on each side.
+
+    Each tuple holds the median completion latency (µs) of one round, in the order the rounds
+    ran; the sides' rounds were interleaved (disk, volume, disk, ...).
+    """
+
+    volume_read_us: tuple[float, ...] = ()
+    volume_write_us: tuple[float, ...] = ()
+    disk_read_us: tuple[float, ...] = ()
+    disk_write_us: tuple[float, ...] = ()
+
+    def medians(self, side: str, direction: str) -> tuple[float, ...]:
+        """The rounds' medians of ``side`` (``volume`` or ``disk``) in ``direction``."""
+        value: tuple[float, ...] = getattr(self, f"{side}_{direction}_us")
+        return value
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON shape: per side, per direction, the rounds' medians."""
+        return {
+            side: {
+                f"{direction}_p50_us": list(self.medians(side, direction))
+                for direction in ("read", "write")
+            }
+            for side in ("volume", "disk")
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LatencyProbe:
+        """Read one back from a saved report."""
+
+        def rounds(side: str, direction: str) -> tuple[float, ...]:
+            values = (data.get(side) or {}).get(f"{direction}_p50_us") or ()
+            return tuple(float(v) for v in values)
+
+        return cls(
+            rounds("volume", "read"),
+            rounds("volume", "write"),
+            rounds("disk", "read"),
+            rounds("disk", "write"),
+        )
+
+
+@dataclass(frozen=True)
 class LocalDiskResult:
     """The same jobs on the node's own disk (``--compare-local``), beside the volume's.
 
@@ -340,6 +384,7 @@ class LocalDiskResult:
         source: the device it is on (``/dev/nvme0n1p1``).
         jobs: the jobs there, one run; empty when they did not run.
         skipped: why there is no comparison, ``None`` when there is one.
+        probe: the latency probe on both sides, which decides the comparison.
     """
 
     node: str | None = None
@@ -347,6 +392,7 @@ class LocalDiskResult:
     source: str | None = None
     jobs: tuple[FioJobSummary, ...] = ()
     skipped: str | None = None
+    probe: LatencyProbe | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape with fixed key order."""
@@ -355,6 +401,7 @@ class LocalDiskResult:
             "fs_type": self.fs_type,
             "source": self.source,
             "skipped": self.skipped,
+            "latency_probe": self.probe.to_dict() if self.probe is not None else None,
             "jobs": [job.to_dict() for job in self.jobs],
         }
 
@@ -366,12 +413,14 @@ class LocalDiskResult:
             value = data.get(key)
             return str(value) if value else None
 
+        probe = data.get("latency_probe")
         return cls(
             node=text("node"),
             fs_type=text("fs_type"),
             source=text("source"),
             jobs=tuple(FioJobSummary.from_dict(job) for job in data.get("jobs") or ()),
             skipped=text("skipped"),
+            probe=LatencyProbe.from_dict(probe) if isinstance(probe, Mapping) else None,
         )
 
 

@@ -46,7 +46,7 @@ from kubectl_storage.core.fio.guards import (
     text_notes,
 )
 from kubectl_storage.core.fio.jobs import ETCD_JOB_NAME
-from kubectl_storage.core.fio.local_disk import LocalDiskRun, local_disk_notes
+from kubectl_storage.core.fio.local_disk import LocalDiskRun, local_disk_notes, probe_medians
 from kubectl_storage.core.fio.report import (
     VERDICT_NOTHING_COMPARED,
     VERDICT_PASS,
@@ -57,6 +57,7 @@ from kubectl_storage.core.fio.report import (
     FioClientSummary,
     FioJobSummary,
     FioReport,
+    LatencyProbe,
     LocalDiskResult,
     MetricDelta,
 )
@@ -301,12 +302,21 @@ def _local_disk(run: LocalDiskRun) -> LocalDiskResult:
         merged = merge_repeats([[job_contract(job) for job in counted]])
         jobs = tuple(FioJobSummary.from_dict(job) for job in merged)
     volume = run.volume
+    probe = None
+    if run.disk_probes or run.volume_probes:
+        probe = LatencyProbe(
+            probe_medians(run.volume_probes, "read"),
+            probe_medians(run.volume_probes, "write"),
+            probe_medians(run.disk_probes, "read"),
+            probe_medians(run.disk_probes, "write"),
+        )
     return LocalDiskResult(
         node=run.node,
         fs_type=volume.fs_type if volume else None,
         source=volume.source if volume else None,
         jobs=jobs,
         skipped=run.skipped,
+        probe=probe,
     )
 
 

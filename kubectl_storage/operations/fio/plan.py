@@ -22,7 +22,9 @@ from kubectl_storage.core.fio.jobs import (
 )
 from kubectl_storage.core.fio.local_disk import (
     LOCAL_JOB_FILE_NAME,
+    PROBE_JOB_FILE_NAME,
     local_job_text,
+    probe_job_text,
     with_local_disk,
 )
 from kubectl_storage.core.k8s.labels import RUN_ID, object_name, with_run_labels
@@ -121,6 +123,7 @@ def _manifests_for(
     job_files = {JOB_FILE_NAME: job_text}
     if request.compare_local:
         job_files[LOCAL_JOB_FILE_NAME] = local_job_text(job_text)
+        job_files[PROBE_JOB_FILE_NAME] = probe_job_text()
     out = [build_configmap(cm_name, ns, job_files)]
     if request.pvc:
         pvc_name = request.pvc

@@ -2,7 +2,7 @@
 
 The container runs fio once as it starts (:func:`first_run_command`), the run collects that by
 exec (:func:`collect_first_run_command`), and any ``--repeat`` and the ``--compare-local`` run
-are further execs (:func:`fio_command`, :func:`local_fio_command`).
+are further execs (:func:`fio_command`, :func:`local_fio_command`, :func:`probe_command`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from kubectl_storage.core.fio.jobs import (
 from kubectl_storage.core.fio.local_disk import (
     LOCAL_DIRECTORY,
     LOCAL_JOB_FILE_NAME,
+    PROBE_JOB_FILE_NAME,
 )
 from kubectl_storage.core.k8s.manifests import SCRATCH_DIRECTORY
 from kubectl_storage.operations.fio.request import FioRequest
@@ -99,4 +100,14 @@ def local_fio_command() -> list[str]:
         "--output-format=json",
         f"--directory={LOCAL_DIRECTORY}",
         f"{CONFIG_PATH}/{LOCAL_JOB_FILE_NAME}",
+    ]
+
+
+def probe_command(directory: str) -> list[str]:
+    """The latency probe of ``--compare-local`` in ``directory`` (the volume or the disk's)."""
+    return [
+        "fio",
+        "--output-format=json",
+        f"--directory={directory}",
+        f"{CONFIG_PATH}/{PROBE_JOB_FILE_NAME}",
     ]

@@ -27,7 +27,12 @@ from kubectl_storage.core.fio.clients import (
     parse_client_output,
 )
 from kubectl_storage.core.fio.jobs import DEFAULT_DIRECTORY
-from kubectl_storage.core.fio.local_disk import LOCAL_DIRECTORY, LocalDiskRun, memory_backed
+from kubectl_storage.core.fio.local_disk import (
+    LOCAL_DIRECTORY,
+    PROBE_ROUNDS,
+    LocalDiskRun,
+    memory_backed,
+)
 from kubectl_storage.core.fio.report import FioReport
 from kubectl_storage.core.fio.results import FioOutputError, FioResult, parse_fio_output
 from kubectl_storage.core.fio.setup import TargetSetup, target_setup, volume_setup
@@ -49,6 +54,7 @@ from kubectl_storage.operations.fio.pod_commands import (
     collect_first_run_command,
     fio_command,
     local_fio_command,
+    probe_command,
 )
 from kubectl_storage.operations.fio.request import FioRequest
 from kubectl_storage.operations.pipeline import Progress
@@ -213,7 +219,8 @@ def _run_on_local_disk(
     label: str,
     progress: Progress,
 ) -> LocalDiskRun:
-    """The same jobs on the pod's emptyDir (the node's own disk), once, after the volume's."""
+    """The same jobs on the pod's emptyDir (the node's own disk), once, after the volume's; then
+    the latency probe, PROBE_ROUNDS times on each side, interleaved (disk, volume, disk, ...)."""
     node = str(dig(pod, "spec", "nodeName") or "") or None
     volume = volume_setup(mountinfo, LOCAL_DIRECTORY) if mountinfo is not None else None
     if volume is not None and memory_backed(volume):
@@ -221,12 +228,44 @@ def _run_on_local_disk(
         log.warning("%s: %s; nothing to compare with", label, why)
         return LocalDiskRun(node, volume, skipped=why)
     prefix = f"{label}: the same jobs on the node's own disk"
+    result = _exec_fio(api, plan, pod, local_fio_command(), prefix, progress)
+    if isinstance(result, str):
+        why = f"fio there produced no result: {result}"
+        log.warning("%s: %s", label, why)
+        return LocalDiskRun(node, volume, skipped=why)
+    on_disk: list[FioResult] = []
+    on_volume: list[FioResult] = []
+    for round_number in range(1, PROBE_ROUNDS + 1):
+        for side, directory, kept in (
+            ("the node's disk", LOCAL_DIRECTORY, on_disk),
+            ("the volume", DEFAULT_DIRECTORY, on_volume),
+        ):
+            what = f"{label}: latency probe {round_number}/{PROBE_ROUNDS} on {side}"
+            probed = _exec_fio(api, plan, pod, probe_command(directory), what, progress)
+            if isinstance(probed, str):
+                log.warning("%s: no result: %s", what, probed)
+            else:
+                kept.append(probed)
+    return LocalDiskRun(
+        node, volume, result, disk_probes=tuple(on_disk), volume_probes=tuple(on_volume)
+    )
+
+
+def _exec_fio(
+    api: KubeApi,
+    plan: FioPlan,
+    pod: JsonDict,
+    command: list[str],
+    prefix: str,
+    progress: Progress,
+) -> FioResult | str:
+    """One fio run by exec in the benchmark pod: its result, or what went wrong instead."""
     started = time.monotonic()
     progress.step(prefix)
     outcome = exec_in_pod(
         api,
         name_of(pod),
-        local_fio_command(),
+        command,
         namespace=plan.namespace,
         timeout_s=plan.request.timeout_s + _expected_seconds(plan.job_text),
         on_tick=_ticker(progress.tick, prefix, started),
@@ -235,11 +274,9 @@ def _run_on_local_disk(
         result = parse_fio_output(outcome.stdout)
     except FioOutputError:
         said = (outcome.stderr.strip() or outcome.stdout.strip())[:300]
-        why = f"fio there produced no result (exit {outcome.exit_code}): {said}"
-        log.warning("%s: %s", label, why)
-        return LocalDiskRun(node, volume, skipped=why)
+        return f"(exit {outcome.exit_code}) {said}"
     progress.step(f"{prefix}: done in {time.monotonic() - started:.0f}s")
-    return LocalDiskRun(node, volume, result)
+    return result
 
 
 def _run_clients(
