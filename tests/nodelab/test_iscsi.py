@@ -116,10 +116,13 @@ PHASES: dict[str, Phase] = {
     # iptables DROP on 10.20.0.1:3260, captured while the session is in recovery: the
     # connection is down, iscsid reopens, the disk is blocked. The path cannot carry I/O, so it
     # is a failed path of one-group (multipathd's checker has not noticed yet: dm and checker
-    # still say active/ready, and `multipath -ll` says "i/o pending").
+    # still say active/ready, and `multipath -ll` says "i/o pending"). The scenario gave this
+    # session a 90 s recovery timeout before the drop, so that the capture happens before the
+    # kernel gives up under any load (guest/iscsi.sh): ISCSI004 sees it.
     "portal-drop": Phase(
         (
             *BASELINE,
+            f"ISCSI004 warn {ONE_GROUP}@10.20.0.1:3260",
             f"MP010 error {ONE_GROUP}",
             f"ISCSI001 error {ONE_GROUP}@10.20.0.1:3260",
             f"ISCSI002 warn {ONE_GROUP}@10.20.0.1:3260",
@@ -137,12 +140,13 @@ PHASES: dict[str, Phase] = {
             f"{ONE_GROUP}@10.20.0.1:3260": ("FAILED", "TRANSPORT WAIT", "REOPEN", "blocked"),
         },
     ),
-    # Past the recovery timeout (fast_io_fail_tmo 10 s): the session is FREE, the disk
+    # Past the recovery timeout (the scenario's 90 s): the session is FREE, the disk
     # transport-offline, dm-multipath failed the path (the device state multipath shows is still
     # "running").
     "portal-drop-timeout": Phase(
         (
             *BASELINE,
+            f"ISCSI004 warn {ONE_GROUP}@10.20.0.1:3260",
             f"MP010 error {ONE_GROUP}",
             f"ISCSI001 error {ONE_GROUP}@10.20.0.1:3260",
             f"ISCSI002 warn {ONE_GROUP}@10.20.0.1:3260",
@@ -324,3 +328,18 @@ def test_multipathd_sets_the_recovery_timeout_of_mapped_sessions(lab: LabRun) ->
         f"{TWO_GROUPS}@10.20.0.3:3260": 10,
         f"{ONE_PORTAL}@10.20.0.4:3260": 120,
     }
+
+
+def test_the_blocked_state_was_captured_before_the_recovery_timeout(lab: LabRun) -> None:
+    """portal-drop is about a session in recovery: its capture must end before the 90 s recovery
+    timeout the scenario set, or the kernel may have moved the disk to transport-offline while
+    the collection read it (guest/iscsi.sh)."""
+    seconds = float((lab.phase("iscsi", "portal-drop") / "captured-after-block-s.txt").read_text())
+    assert 0 < seconds < 90, seconds
+    report = lab.iscsi_report("portal-drop")
+    timeouts = {
+        f"{_short(s['target'])}@{s['persistent_portal']}": s["recovery_timeout_s"]
+        for s in report["sessions"]
+    }
+    assert timeouts[f"{ONE_GROUP}@10.20.0.1:3260"] == 90
+    assert timeouts[f"{ONE_GROUP}@127.0.0.1:3260"] == 10
