@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from kubectl_storage.cli.context import options_of
+from kubectl_storage.cli.finish import finish
 from kubectl_storage.cli.options import positive_seconds, seconds
-from kubectl_storage.exit_codes import ExitCode
 
 
 def cleanup_command(
@@ -75,5 +75,9 @@ def cleanup_command(
     )
     report = cleanup(api, request)
     options.emit(report, write_cleanup_table)
-    if (report.objects and not report.deleted) or report.still_present:
-        raise typer.Exit(ExitCode.FINDINGS)
+    finish(
+        report.outcome,
+        message="objects of earlier runs are still there"
+        + (" after the delete" if report.deleted else ""),
+        hint="" if report.deleted else "Delete them with --yes (the list above).",
+    )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kubectl_storage.cli.context import GlobalOptions, options_of
+from kubectl_storage.cli.finish import finish
 from kubectl_storage.cli.options import (
     CpuOpt,
     DryRunOpt,
@@ -30,8 +31,7 @@ from kubectl_storage.core.fio.clients import Spread
 from kubectl_storage.core.fio.jobs import ProfileName
 from kubectl_storage.core.k8s.manifests import VolumeMode
 from kubectl_storage.core.k8s.quantities import Size
-from kubectl_storage.errors import FindingsError, UsageError
-from kubectl_storage.exit_codes import ExitCode
+from kubectl_storage.errors import UsageError
 
 if TYPE_CHECKING:
     from kubectl_storage.core.fio.report import FioReport
@@ -313,13 +313,25 @@ def _finish(
             draw_fio_chart(report, chart)
         except ChartError as exc:
             raise UsageError(f"--chart {chart}: {exc}", "Use a .png or .svg file name.") from exc
+    message, hint = _explained(report)
+    finish(report.outcome, message=message, hint=hint)
+
+
+def _explained(report: FioReport) -> tuple[str, str]:
+    """The error paragraph (message, hint) for a verdict that exits 1, in this command's words
+    (the verdict itself is the report's: FioReport.outcome)."""
     if report.failed_jobs:
-        raise FindingsError(f"fio reported errors in {', '.join(report.failed_jobs)}", "")
+        return f"fio reported errors in {', '.join(report.failed_jobs)}", ""
     if report.failed_clients:
-        raise FindingsError(
+        return (
             f"fio clients took no part: {'; '.join(report.failed_clients)}",
-            "The others' results are above. See the events printed earlier (kubectl describe "
-            "pod), or use --node/--node-selector/--toleration to place the clients.",
+            "The others' results are above. See the events printed earlier (kubectl "
+            "describe pod), or use --node/--node-selector/--toleration to place the clients.",
         )
-    if report.baseline is not None and report.baseline.failed:
-        raise typer.Exit(ExitCode.FINDINGS)
+    etcd = [reason for reason in report.outcome.reasons if reason.startswith("etcd")]
+    if etcd:
+        return (
+            "etcd's disk check did not pass: " + ", ".join(etcd),
+            "etcd wants the fdatasync p99 under 10 ms; see the etcd line above.",
+        )
+    return "the comparison with the baseline did not pass (the table above)", ""

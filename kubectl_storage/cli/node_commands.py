@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING, Annotated, Protocol, TypeVar
 import typer
 
 from kubectl_storage.cli.context import GlobalOptions
+from kubectl_storage.cli.finish import finish as finish_outcome
 from kubectl_storage.cli.options import positive_seconds, seconds
 from kubectl_storage.core.report.findings import FailOn
-from kubectl_storage.errors import ClusterError, FindingsError, UsageError
+from kubectl_storage.errors import ClusterError, UsageError
 
 if TYPE_CHECKING:
-    from kubectl_storage.core.report.findings import Finding
+    from kubectl_storage.core.report.verdict import Outcome
     from kubectl_storage.operations.node_inspection import InspectionCommand, InspectionKind
 
 
@@ -42,8 +43,8 @@ class NodeCommandReport(Protocol):
         ...
 
     @property
-    def findings(self) -> Sequence[Finding]:
-        """Every finding of the report."""
+    def outcome(self) -> Outcome:
+        """The report's verdict and its reasons."""
         ...
 
 
@@ -151,9 +152,8 @@ def run_live(
 
 
 def finish(report: NodeCommandReport, fail_on: FailOn) -> None:
-    """Exit 2 when no node could be inspected, 1 on findings at or above --fail-on."""
-    from kubectl_storage.core.report.findings import Severity  # noqa: PLC0415 - runtime only
-
+    """Exit 2 when no node could be inspected; else the report's verdict decides
+    (cli/finish.py): 1 on an error finding, and on a warning with --fail-on warn."""
     nodes = report.nodes
     failed = [node for node in nodes if node.error]
     if nodes and len(failed) == len(nodes):
@@ -161,7 +161,10 @@ def finish(report: NodeCommandReport, fail_on: FailOn) -> None:
             f"no node could be inspected ({failed[0].node}: {failed[0].error})",
             "The report above has each node's reason.",
         )
-    threshold = Severity(str(fail_on))
-    bad = [f for f in report.findings if f.severity.at_least(threshold)]
-    if bad:
-        raise FindingsError(f"{len(bad)} finding(s) at or above --fail-on {fail_on.value}", "")
+    outcome = report.outcome
+    finish_outcome(
+        outcome,
+        message=f"{outcome.verdict.value}: at or above --fail-on {fail_on.value}: "
+        + ", ".join(outcome.reasons[:10]),
+        fail_on=fail_on,
+    )

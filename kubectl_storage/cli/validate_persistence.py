@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from kubectl_storage.cli.context import options_of
+from kubectl_storage.cli.finish import finish
 from kubectl_storage.cli.options import (
     DryRunOpt,
     KeepOpt,
@@ -23,7 +24,9 @@ from kubectl_storage.core.validate_persistence.mysql import (
     VolumeType,
     parse_disruptions,
 )
-from kubectl_storage.errors import FindingsError
+
+if TYPE_CHECKING:
+    from kubectl_storage.core.validate_persistence.report import PersistenceReport
 
 
 def validate_persistence_command(
@@ -182,28 +185,60 @@ def validate_persistence_command(
     if report is None:
         return
     options.emit(report, write_persistence_table)
+    message, hint = _explained(report)
+    finish(report.outcome, message=message, hint=hint)
+
+
+def _explained(report: PersistenceReport) -> tuple[str, str]:
+    """The error paragraph (message, hint) for a verdict that exits 1, in this command's words
+    (the verdict itself is the report's: PersistenceReport.outcome)."""
+    if report.volume_type is VolumeType.EMPTY_DIR:
+        return (
+            "the emptyDir control did not show the loss it exists to show: "
+            + ", ".join(report.outcome.reasons),
+            "A control that keeps its data means the check cannot see a loss; see the "
+            "NOTE column, and run the control again with --keep to look at the pod.",
+        )
     if report.failed_phases:
-        hint = "See the NOTE column; --keep leaves the pod and its volume for a closer look."
-        if volume_type is VolumeType.EMPTY_DIR:
-            hint = "Expected of the emptyDir control: it shows that the check detects data loss."
-        raise FindingsError(
-            "committed data was lost or unavailable after: " + ", ".join(report.failed_phases),
-            hint,
+        return (
+            "committed data was lost or did not come back after: "
+            + ", ".join(report.failed_phases),
+            "See the NOTE column; --keep leaves the pod and its volume for a closer look.",
         )
     if report.cannot_follow:
-        raise FindingsError(
+        return (
             "the data cannot follow the pod to another node: " + ", ".join(report.cannot_follow),
             "The class's volumes are pinned to one node (a local disk): when that node is "
             "drained or fails, the database stays down until it returns. Use a class whose "
             "volumes can attach on other nodes for data that must survive a node.",
         )
-    if report.durability_failed:
-        raise FindingsError(
-            "the server is not configured to make a commit durable, so the disruptions were "
-            "not run",
-            "Fix the settings listed above, or pass --allow-non-durable-config to run the "
-            "check on this configuration anyway.",
+    check = report.durability
+    if check is not None and not check.settings.durable:
+        if check.allowed_non_durable:
+            return (
+                "the server is not configured to make a commit durable: "
+                "--allow-non-durable-config let the disruptions run, but what survived them "
+                "need not survive a power loss",
+                "Fix the settings listed above for a check that can pass.",
+            )
+        return (
+            "the server is not configured to make a commit durable, so the "
+            "disruptions were not run",
+            "Fix the settings listed above, or pass --allow-non-durable-config to run "
+            "the check on this configuration anyway.",
         )
+    if report.unavailable_phases:
+        return (
+            "MySQL did not answer within --timeout after: "
+            + ", ".join(report.unavailable_phases)
+            + "; nothing could be read back, so nothing was proven either way",
+            "Raise --timeout if the cluster is only slow (a volume's detach and attach "
+            "can take minutes); the events are in the NOTE column.",
+        )
+    return (
+        "no disruption could run, so nothing was tested",
+        "See why each was skipped in the NOTE column (a move needs a second schedulable node).",
+    )
 
 
 def _parse_disruptions(text: str) -> tuple[Disruption, ...]:

@@ -17,6 +17,7 @@ from kubectl_storage.core.k8s.objects import (
 )
 from kubectl_storage.core.report.envelope import report_envelope
 from kubectl_storage.core.report.findings import Finding, Severity
+from kubectl_storage.core.report.verdict import PASSED
 
 #: Provisioners whose volumes are NFS mounts; their mount options decide behaviour on failure.
 NFS_PROVISIONER_HINTS = (
@@ -112,6 +113,7 @@ class ClassList:
         """The report with apiVersion and kind."""
         return report_envelope(
             "ClassList",
+            PASSED,  # it lists what is there; nothing to judge
             {
                 "storageClasses": [c.to_dict() for c in self.storage_classes],
                 "volumeSnapshotClasses": [c.to_dict() for c in self.snapshot_classes],

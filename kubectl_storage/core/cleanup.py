@@ -9,6 +9,7 @@ from typing import Any
 
 from kubectl_storage.core.k8s.labels import COMMAND, RUN_ID
 from kubectl_storage.core.report.envelope import report_envelope
+from kubectl_storage.core.report.verdict import Outcome, judge
 
 
 @dataclass(frozen=True)
@@ -142,10 +143,22 @@ class CleanupReport:
     deleted: bool
     still_present: tuple[Leftover, ...] = ()
 
+    @property
+    def outcome(self) -> Outcome:
+        """fail while leftovers remain: listed and not deleted (``leftovers``), or still there
+        after the delete (``still-present``)."""
+        return judge(
+            fail=[
+                *(["leftovers"] if self.objects and not self.deleted else []),
+                *(["still-present"] if self.still_present else []),
+            ]
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The report with apiVersion and kind."""
         return report_envelope(
             "CleanupReport",
+            self.outcome,
             {
                 "deleted": self.deleted,
                 "objects": [o.to_dict() for o in self.objects],

@@ -6,7 +6,9 @@ that explains what is missing and what to do. The permissions checked come from 
 ``kubectl storage rbac`` prints (core/rbac.py), never from a second list kept by hand.
 
 Order: namespace (exists, Pod Security level, OpenShift UID range) → snapshot API → classes →
-claims → permissions. Reads only; nothing here creates anything.
+claims → nodes → permissions. A name the user gave is checked here, so a wrong one exits 2 at
+once, naming what exists, before anything is created (a snapshot to restore is read by the
+restore's plan, which also comes before anything is created). Reads only.
 """
 
 from __future__ import annotations
@@ -62,6 +64,8 @@ class Requirements:
     default_storage_class: bool = False
     snapshot_api: bool = False
     pvcs: tuple[str, ...] = ()
+    #: Nodes the user named (--node, --restore-node).
+    nodes: tuple[str, ...] = ()
     #: Optional permissions that apply (core.rbac.Condition values).
     conditions: frozenset[str] = frozenset()
     #: What the run does, for "not allowed to …" messages.
@@ -137,6 +141,7 @@ def preflight(api: KubeApi, command: str, namespace: str, needs: Requirements) -
                 "Check the name and the namespace (-n).",
             )
         pvcs[claim] = pvc
+    _require_nodes(api, needs.nodes)
     require_permissions(api, command, namespace, needs)
     return ClusterFacts(
         namespace=namespace,
@@ -146,6 +151,23 @@ def preflight(api: KubeApi, command: str, namespace: str, needs: Requirements) -
         default_storage_class=default,
         pvcs=pvcs,
     )
+
+
+def _require_nodes(api: KubeApi, names: tuple[str, ...]) -> None:
+    """Every named node exists. Without the right to read nodes the check is left to the
+    scheduler (a node name is not worth refusing a run that may otherwise go ahead)."""
+    for node in dict.fromkeys(n for n in names if n):
+        try:
+            found = api.get_or_none(kinds.NODE, node)
+        except ForbiddenError:
+            log.debug("cannot read node %s; the scheduler will say if it is missing", node)
+            return
+        if found is None:
+            listed = sorted(name_of(n) for n in api.list(kinds.NODE))
+            raise NotFoundError(
+                f'node "{node}" does not exist',
+                "Nodes: " + (", ".join(listed[:20]) or "none") + " (kubectl get nodes).",
+            )
 
 
 def _check_pod_security(namespace: str, level: str, needs: Requirements) -> None:

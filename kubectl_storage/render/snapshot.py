@@ -93,7 +93,8 @@ def _quantity(value: Any) -> str:
 def write_check_table(report: SnapshotCheckReport, out: TextIO, wide: bool = False) -> None:
     """Verdict, times per step, every file's state, and the problems."""
     out.write(
-        f"Snapshot check of StorageClass {report.storage_class}: {report.verdict.upper()}\n"
+        f"Snapshot check of StorageClass {report.storage_class}: "
+        f"{report.outcome.verdict.value.upper()}\n"
         f"  snapshot class {report.snapshot_class} (driver {report.driver}), "
         f"volume {report.size}, restored as {_quantity(report.restore_size)}\n\n"
     )

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from kubectl_storage.core.report.verdict import Verdict
 from kubectl_storage.core.validate_persistence.mysql import VolumeType
 from kubectl_storage.core.validate_persistence.report import (
     PersistenceReport,
     PhaseResult,
-    Verdict,
 )
 from kubectl_storage.render.tables import write_table
 
@@ -43,18 +43,36 @@ def _target(report: PersistenceReport) -> str:
 
 
 def verdict_line(report: PersistenceReport) -> str:
-    """One sentence a person can quote."""
+    """One sentence a person can quote: the report's verdict, why, and what it proved."""
+    outcome = report.outcome
+    verdict = outcome.verdict
     phases = report.phases
-    passed = [p.phase for p in phases if p.verdict is Verdict.PASS and p.phase != "seed"]
+    passed = report.disruptions_passed
+    skipped = [p.phase for p in phases if p.verdict is Verdict.SKIPPED]
+    control = report.volume_type is VolumeType.EMPTY_DIR
+    where = "the emptyDir volume" if control else f"StorageClass {report.storage_class}"
     failed = [p for p in phases if p.lost_data]
     stuck = [p for p in phases if p.cannot_follow and not p.lost_data]
-    skipped = [p.phase for p in phases if p.verdict is Verdict.SKIPPED]
-    where = (
-        "the emptyDir volume"
-        if report.volume_type is VolumeType.EMPTY_DIR
-        else f"StorageClass {report.storage_class}"
-    )
-    if failed:
+    unavailable = [p for p in phases if p.verdict is Verdict.INCONCLUSIVE]
+    check = report.durability
+    if control:
+        if verdict is Verdict.PASS:
+            lost = ", ".join(p.phase for p in failed)
+            text = (
+                f"PASS (control): committed data was lost on {where} in {lost}, as a pod-local "
+                "volume must lose it: the check sees a loss"
+            )
+        elif any(r.startswith("control-invalid:") for r in outcome.reasons):
+            kept = ", ".join(r.split(":", 1)[1] for r in outcome.reasons if ":" in r)
+            text = (
+                f"INCONCLUSIVE: the emptyDir control kept its data in {kept}: the check cannot "
+                "be trusted to see a loss"
+            )
+        elif unavailable:
+            text = _unavailable(unavailable, where)
+        else:
+            text = f"INCONCLUSIVE: no disruption the control can judge ran on {where}"
+    elif failed:
         first = failed[0]
         text = f"FAIL: committed data was lost on {where} in {first.phase}"
         if first.note:
@@ -66,16 +84,38 @@ def verdict_line(report: PersistenceReport) -> str:
         )
         if passed:
             text += f"; it survived {', '.join(passed)}"
-    elif report.durability_failed and report.durability is not None:
-        settings = "; ".join(r.split(":")[0] for r in report.durability.settings.reasons)
+    elif check is not None and not check.settings.durable:
+        settings = "; ".join(r.split(":")[0] for r in check.settings.reasons)
         text = f"FAIL: the server is not configured to make a commit durable ({settings})"
-    elif passed:
-        text = f"PASS: committed data survived {', '.join(passed)} on {where}"
+        if check.allowed_non_durable and passed:
+            text += (
+                f"; with --allow-non-durable-config the disruptions ran and committed data "
+                f"survived {', '.join(passed)}, which a power loss need not leave so; "
+                f"{report.tested}"
+            )
+    elif unavailable:
+        text = _unavailable(unavailable, where)
+    elif verdict is Verdict.INCONCLUSIVE:
+        text = f"INCONCLUSIVE: no disruption could run on {where}, so nothing was tested"
+    elif verdict is Verdict.WARN:
+        text = (
+            f"WARN: committed data survived {', '.join(passed)} on {where}, but the fsync probe "
+            "saw fdatasync return faster than any medium can persist: a power loss can lose "
+            f"commits this run saw survive; {report.tested}"
+        )
     else:
-        text = f"SKIPPED: no disruption could run on {where}"
-    if skipped and not failed and not stuck and not report.durability_failed:
+        text = f"PASS: committed data survived {', '.join(passed)} on {where}; {report.tested}"
+    if skipped and verdict in (Verdict.PASS, Verdict.WARN):
         text += f"; skipped: {', '.join(skipped)}"
     return text
+
+
+def _unavailable(phases: list[PhaseResult], where: str) -> str:
+    names = ", ".join(p.phase for p in phases)
+    return (
+        f"INCONCLUSIVE: MySQL did not answer within --timeout after {names} on {where}; "
+        "nothing could be read back, so nothing was proven either way"
+    )
 
 
 def _durability_lines(report: PersistenceReport) -> list[str]:

@@ -38,7 +38,16 @@ NODE_RECORDS = FIXTURES / "iscsiadm" / "stockage_node_chunk1.txt"
 BUNDLE = FIXTURES / "kubernetes" / "constructed-anf-bundle.pv-pvc-sc.json"
 PODS = FIXTURES / "kubernetes" / "constructed-anf-bundle.pods.json"
 
-MOUNT_REPORT_KEYS = ["apiVersion", "kind", "source", "profile", "nodes", "summary"]
+MOUNT_REPORT_KEYS = [
+    "apiVersion",
+    "kind",
+    "verdict",
+    "reasons",
+    "source",
+    "profile",
+    "nodes",
+    "summary",
+]
 MOUNT_NODE_KEYS = [
     "node",
     "error",
@@ -89,7 +98,7 @@ VOLUME_KEYS = [
 ]
 FINDING_KEYS = ["id", "severity", "message", "fix", "source"]
 
-ISCSI_REPORT_KEYS = ["apiVersion", "kind", "source", "nodes", "summary"]
+ISCSI_REPORT_KEYS = ["apiVersion", "kind", "verdict", "reasons", "source", "nodes", "summary"]
 ISCSI_NODE_KEYS = [
     "node",
     "error",

@@ -141,12 +141,20 @@ def test_restricted_namespace_admits_the_benchmark_pod(cluster, namespace) -> No
         (["-s", "no-such-class", "-z", "10Gi"], "StorageClass no-such-class does not exist"),
         (["-s", "csi-hostpath-sc", "-z", "1Gi", "--profile", "default"], "short"),
         (["--pvc", "no-such-pvc"], 'PVC "no-such-pvc" does not exist'),
+        # a named node that is not there: refused by preflight, not after a pod waited for it
+        (["-s", "csi-hostpath-sc", "-z", "1Gi", "--node", "no-such-node"], 'node "no-such-node"'),
     ],
 )
 def test_refusals_create_nothing(cluster, namespace, args: list[str], message: str) -> None:
-    result = run_cli("fio", *args, "-n", namespace)
+    started = time.monotonic()
+    result = run_cli("fio", *args, "-n", namespace, "--timeout", "120")
+    elapsed = time.monotonic() - started
     assert result.exit_code == 2
+    assert elapsed < 60, elapsed  # refused at once, not after the 120 s timeout
     assert message in result.stderr
+    if "--node" in args:
+        assert "Nodes: " in result.stderr  # what exists, by name
+        assert cluster.node in result.stderr
     assert "Traceback" not in result.stderr
     events = cluster.get_json("events", "-n", namespace)["items"]
     assert events == []  # nothing was ever created in the namespace

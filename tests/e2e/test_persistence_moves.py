@@ -161,8 +161,10 @@ def test_the_empty_dir_control_shows_loss_in_each_move(no_cordon_left, namespace
         "--disruptions",
         "restart,crash,reschedule,node-drain",
     )
-    assert result.exit_code == 1, result.stderr
+    # The control did what it exists to do, lose data in each move: it passes (exit 0).
+    assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
+    assert (report["verdict"], report["reasons"]) == ("pass", [])
     phases = {p["phase"]: p for p in report["phases"]}
     # Each disruption that recreates the pod proves, on its own fresh rows, that a pod-local
     # volume loses them.
@@ -174,5 +176,4 @@ def test_the_empty_dir_control_shows_loss_in_each_move(no_cordon_left, namespace
     assert phases["crash"]["verdict"] == "skipped"
     assert report["control"]["judged"] == ["restart", "reschedule", "node-drain"]
     assert [c["disruption"] for c in report["control"]["cannot_judge"]] == ["crash"]
-    assert "Expected of the emptyDir control" in result.stderr
     assert _managed(cluster, namespace) == []

@@ -5,6 +5,7 @@ reader is refused before the restore. The shared class restores anywhere."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -77,6 +78,21 @@ def test_no_other_node_for_the_reader_is_refused_and_leaves_nothing(cluster, nam
     assert result.exit_code == 2, result.stderr
     assert "no Ready, schedulable node other than tk8s-node" in result.stderr
     assert "Traceback" not in result.stderr
+    assert _managed(cluster, namespace) == []
+
+
+def test_a_restore_node_that_does_not_exist_is_refused_before_anything(cluster, namespace) -> None:
+    started = time.monotonic()
+    result = run_cli(
+        "snapshot", "check", "-s", CLASS, *SMALL, "--restore-node", "no-such-node",
+        "--timeout", "120", "-n", namespace,
+    )  # fmt: skip
+    assert result.exit_code == 2, result.stderr
+    assert time.monotonic() - started < 60  # preflight, not a reader pod waiting for it
+    assert 'node "no-such-node" does not exist' in result.stderr
+    assert cluster.node in result.stderr  # the nodes there are
+    assert "Traceback" not in result.stderr
+    assert cluster.get_json("events", "-n", namespace)["items"] == []
     assert _managed(cluster, namespace) == []
 
 

@@ -120,9 +120,9 @@ def test_build_fio_report_envelope_and_classes() -> None:
         context={"size": "10Gi"},
     ).to_dict()
 
-    assert list(report)[:2] == ["apiVersion", "kind"]
+    assert list(report)[:4] == ["apiVersion", "kind", "verdict", "reasons"]
     assert report["kind"] == "FioReport"
-    assert list(report)[2:] == [
+    assert list(report)[4:] == [
         "profile",
         "size",
         "fio_version",

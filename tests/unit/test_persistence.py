@@ -14,6 +14,7 @@ import pytest
 from kubectl_storage.core.k8s.manifests import PodPlacement, Toleration
 from kubectl_storage.core.k8s.quantities import Size
 from kubectl_storage.core.k8s.scheduling import schedulable_nodes
+from kubectl_storage.core.report.verdict import Verdict
 from kubectl_storage.core.validate_persistence.mysql import (
     ALL_DISRUPTIONS,
     DATA_DIR,
@@ -34,7 +35,6 @@ from kubectl_storage.core.validate_persistence.mysql import (
 from kubectl_storage.core.validate_persistence.report import (
     PersistenceReport,
     PhaseResult,
-    Verdict,
     evaluate_phase,
 )
 from kubectl_storage.core.validate_persistence.rows import (
@@ -576,10 +576,11 @@ def test_report_document() -> None:
 
 
 def test_verdicts() -> None:
-    assert _report().verdict is Verdict.PASS
-    failed = _report(emptydir=True)
-    assert failed.verdict is Verdict.FAIL
-    assert failed.failed_phases == ["restart"]
+    assert _report().outcome.verdict is Verdict.PASS
+    control = _report(emptydir=True)
+    # the control lost its data in restart, as it must: it shows the check sees a loss
+    assert control.outcome.verdict is Verdict.PASS
+    assert control.failed_phases == ["restart"]
     only_skipped = PersistenceReport(
         "fast",
         VolumeType.PVC,
@@ -590,7 +591,9 @@ def test_verdicts() -> None:
         "x",
         (_report().phases[0], PhaseResult("reschedule", Verdict.SKIPPED, note="one node")),
     )
-    assert only_skipped.verdict is Verdict.SKIPPED
+    # nothing tested is never a pass
+    assert only_skipped.outcome.verdict is Verdict.INCONCLUSIVE
+    assert only_skipped.outcome.reasons == ("nothing-tested",)
 
 
 def test_lost_commits_fail_the_phase() -> None:
@@ -603,11 +606,12 @@ def test_lost_commits_fail_the_phase() -> None:
 
 def test_verdict_lines() -> None:
     assert verdict_line(_report()) == (
-        "PASS: committed data survived restart, crash on StorageClass fast; skipped: reschedule"
+        "PASS: committed data survived restart, crash on StorageClass fast; tested: graceful "
+        "restart, process kill (node page cache kept); power loss not tested; skipped: reschedule"
     )
-    assert verdict_line(_report(emptydir=True)).startswith(
-        "FAIL: committed data was lost on the emptyDir volume in restart "
-        "(table testdb.tasks is gone"
+    assert verdict_line(_report(emptydir=True)) == (
+        "PASS (control): committed data was lost on the emptyDir volume in restart, as a "
+        "pod-local volume must lose it: the check sees a loss; skipped: crash, reschedule"
     )
 
 

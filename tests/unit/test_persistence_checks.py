@@ -22,6 +22,7 @@ from kubectl_storage.core.k8s.scheduling import (
     unschedulable_message,
     volume_nodes,
 )
+from kubectl_storage.core.report.verdict import Verdict
 from kubectl_storage.core.validate_persistence.durability import judge_durability, parse_variables
 from kubectl_storage.core.validate_persistence.mysql import (
     Disruption,
@@ -41,7 +42,6 @@ from kubectl_storage.core.validate_persistence.report import (
     DurabilityCheck,
     PersistenceReport,
     PhaseResult,
-    Verdict,
     evaluate_phase,
 )
 from kubectl_storage.core.validate_persistence.rows import StoredRow, compare_rows, generate_rows
@@ -451,16 +451,26 @@ def test_report_carries_durability_probe_and_move_fields() -> None:
 def test_a_non_durable_server_fails_the_check_unless_allowed() -> None:
     settings = _settings("2")
     failed = _report(durability=DurabilityCheck(settings, server_args=("--x=2",)))
-    assert failed.verdict is Verdict.FAIL
+    assert failed.outcome.verdict is Verdict.FAIL
+    assert failed.outcome.reasons == ("durability",)
     assert failed.durability_failed
     assert failed.failed_phases == []  # no data was lost: the configuration fails it
     assert verdict_line(failed) == (
         "FAIL: the server is not configured to make a commit durable "
         "(innodb_flush_log_at_trx_commit=2)"
     )
+    # --allow-non-durable-config only lets the disruptions run: what survived them is no pass
     allowed = _report(durability=DurabilityCheck(settings, allowed_non_durable=True))
-    assert allowed.verdict is Verdict.PASS
+    assert allowed.outcome.verdict is Verdict.FAIL
+    assert allowed.outcome.reasons == ("durability",)
     assert allowed.to_dict()["durability"]["allowed_non_durable"] is True
+    assert allowed.to_dict()["verdict"] == "fail"
+    assert verdict_line(allowed).startswith(
+        "FAIL: the server is not configured to make a commit durable "
+        "(innodb_flush_log_at_trx_commit=2); with --allow-non-durable-config the disruptions "
+        "ran and committed data survived "
+    )
+    assert verdict_line(allowed).endswith("; power loss not tested")
 
 
 def test_data_that_cannot_follow_the_pod_is_a_finding_not_a_loss() -> None:
@@ -476,7 +486,8 @@ def test_data_that_cannot_follow_the_pod_is_a_finding_not_a_loss() -> None:
         cannot_follow=True,
     )
     report = _report(phases=(seed, stuck))
-    assert report.verdict is Verdict.FAIL
+    assert report.outcome.verdict is Verdict.FAIL
+    assert report.outcome.reasons == ("cannot-follow:node-drain",)
     assert report.cannot_follow == ["node-drain"]
     assert report.failed_phases == []
     assert not stuck.lost_data

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_storage.core.validate_persistence.report import Verdict, evaluate_phase
+from kubectl_storage.core.report.verdict import Verdict
+from kubectl_storage.core.validate_persistence.report import evaluate_phase
 from kubectl_storage.core.validate_persistence.rows import StoredRow, compare_rows
 from kubectl_storage.core.validate_persistence.writer import (
     account_commits,

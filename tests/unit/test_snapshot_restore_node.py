@@ -163,7 +163,7 @@ def _report(placement: RestorePlacement) -> SnapshotCheckReport:
 
 def test_the_verdict_fails_on_a_node_local_restore_and_passes_elsewhere() -> None:
     local = _report(RestorePlacement(OTHER, "tk8s-node", None, node_local="pinned"))
-    assert local.verdict == "fail"
+    assert local.outcome.verdict.value == "fail"
     assert local.problems == ["the snapshot cannot be used on another node than tk8s-node: pinned"]
     body = local.to_dict()["restorePlacement"]
     assert body == {
@@ -174,7 +174,7 @@ def test_the_verdict_fails_on_a_node_local_restore_and_passes_elsewhere() -> Non
         "reason": "pinned",
     }
     elsewhere = _report(RestorePlacement(OTHER, "tk8s-node", "tk8s-node-2"))
-    assert elsewhere.verdict == "pass"
+    assert elsewhere.outcome.verdict.value == "pass"
     assert elsewhere.to_dict()["restorePlacement"]["nodeLocal"] is False
     same = _report(RestorePlacement("tk8s-node", "tk8s-node", "tk8s-node"))
-    assert same.verdict == "fail"
+    assert same.outcome.verdict.value == "fail"

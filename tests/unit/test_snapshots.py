@@ -645,9 +645,9 @@ def check_report(restored: dict[str, str] | None = None) -> SnapshotCheckReport:
 
 def test_report_contract() -> None:
     report = check_report().to_dict()
-    assert list(report)[:3] == ["apiVersion", "kind", "verdict"]
+    assert list(report)[:4] == ["apiVersion", "kind", "verdict", "reasons"]
     assert report["kind"] == "SnapshotCheckReport"
-    assert report["verdict"] == "pass"
+    assert (report["verdict"], report["reasons"]) == ("pass", [])
     assert report["totalSeconds"] == 6.85
     assert report["steps"][0] == {"name": "provision source volume", "seconds": 1.42}
     assert report["problems"] == []
@@ -667,7 +667,7 @@ def test_check_table_fail_wide_golden(golden) -> None:
     at = sums()
     restored = dict(changed(at))  # a "snapshot" that followed the source
     report = check_report(restored)
-    assert report.verdict == "fail"
+    assert report.outcome.verdict.value == "fail"
     assert len(report.problems) == 4
     out = io.StringIO()
     write_check_table(report, out, wide=True)
@@ -695,6 +695,8 @@ def test_copy_line() -> None:
     assert report.to_dict() == {
         "apiVersion": "kubectl-storage/v1alpha1",
         "kind": "SnapshotCopy",
+        "verdict": "pass",
+        "reasons": [],
         "snapshot": "s",
         "namespace": "team-a",
         "path": "/logs",

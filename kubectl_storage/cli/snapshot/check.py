@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from kubectl_storage.cli.context import options_of
+from kubectl_storage.cli.finish import finish
 from kubectl_storage.cli.options import (
     DryRunOpt,
     FsGroupOpt,
@@ -26,7 +27,6 @@ from kubectl_storage.cli.snapshot.common import (
 from kubectl_storage.cli.snapshot.group import snapshot_app
 from kubectl_storage.core.k8s.manifests import VolumeMode
 from kubectl_storage.core.k8s.quantities import Size
-from kubectl_storage.errors import FindingsError
 
 # -- check ------------------------------------------------------------------------------------
 
@@ -160,15 +160,15 @@ def check_command(
     if report is None:
         return
     options.emit(report, write_check_table)
-    if report.verdict != "pass":
-        node_local = report.restore_placement is not None and report.restore_placement.node_local
-        raise FindingsError(
-            f"snapshot check of StorageClass {report.storage_class} failed: "
-            + "; ".join(report.problems[:5]),
-            "The class's snapshots restore only on the node that took them: a workload that "
-            "moves to another node cannot be restored there. Use a class with shared storage "
-            "for that, or check without --restore-node."
-            if node_local
-            else "The restore did not hold the snapshot-time content. Run with --keep to inspect "
-            "the volumes, and report it to the CSI driver's maintainers with -o json output.",
-        )
+    node_local = report.restore_placement is not None and report.restore_placement.node_local
+    finish(
+        report.outcome,
+        message=f"snapshot check of StorageClass {report.storage_class}: "
+        f"{report.outcome.verdict.value}: " + "; ".join(report.problems[:5]),
+        hint="The class's snapshots restore only on the node that took them: a workload that "
+        "moves to another node cannot be restored there. Use a class with shared storage "
+        "for that, or check without --restore-node."
+        if node_local
+        else "The restore did not hold the snapshot-time content. Run with --keep to inspect "
+        "the volumes, and report it to the CSI driver's maintainers with -o json output.",
+    )

@@ -25,18 +25,17 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kubectl_storage.core.fio.guards import JOB_ERROR_NOTES, EtcdVerdict, FioNote
+from kubectl_storage.core.fio.guards import JOB_ERROR_NOTES, SUSPECT_NOTES, EtcdVerdict, FioNote
 from kubectl_storage.core.fio.jobs import PREFILL_JOB_NAME
 from kubectl_storage.core.fio.setup import TargetSetup
-from kubectl_storage.core.report.envelope import API_VERSION, report_envelope
+from kubectl_storage.core.report.envelope import API_VERSION, ENVELOPE_KEYS, report_envelope
+from kubectl_storage.core.report.verdict import Outcome, judge
 
 REPORT_KIND = "FioReport"
 
 #: Top-level keys of the JSON form that are not run context.
-_REPORT_KEYS = frozenset(
+_REPORT_KEYS = ENVELOPE_KEYS | frozenset(
     {
-        "apiVersion",
-        "kind",
         "profile",
         "fio_version",
         "repeats",
@@ -557,6 +556,34 @@ class FioReport:
             for client in result.failed_clients
         )
 
+    @property
+    def outcome(self) -> Outcome:
+        """fail: fio reported an error (``job-error:<class>/<job>``), a client took no part
+        (``client:<class>/<pod>``), etcd's fdatasync p99 is over its limit (``etcd:<class>``),
+        or the baseline comparison did not pass (``baseline``); inconclusive: the etcd profile
+        measured no fdatasync (``etcd-unknown:<class>``); warn: a guard found the numbers
+        suspect (its id, such as ``fio.dataset-small``)."""
+        fail = [f"job-error:{name}" for name in self.failed_jobs]
+        fail += [
+            f"client:{result.storage_class}/{client.pod}"
+            for result in self.results
+            for client in result.failed_clients
+        ]
+        etcd = [(r.storage_class, r.etcd.verdict) for r in self.results if r.etcd is not None]
+        fail += [f"etcd:{name}" for name, verdict in etcd if verdict == "fail"]
+        if self.baseline is not None and self.baseline.failed:
+            fail.append("baseline")
+        return judge(
+            fail=fail,
+            inconclusive=[f"etcd-unknown:{name}" for name, verdict in etcd if verdict == "unknown"],
+            warn=[
+                note.id
+                for result in self.results
+                for note in result.notes
+                if note.id in SUSPECT_NOTES
+            ],
+        )
+
     def with_baseline(self, comparison: BaselineComparison) -> FioReport:
         """This report with a baseline comparison attached."""
         return replace(self, baseline=comparison)
@@ -574,7 +601,7 @@ class FioReport:
         body["results"] = [result.to_dict() for result in self.results]
         if self.baseline is not None:
             body["baseline"] = self.baseline.to_dict()
-        return report_envelope(REPORT_KIND, body)
+        return report_envelope(REPORT_KIND, self.outcome, body)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FioReport:

@@ -15,6 +15,7 @@ from kubectl_storage.core.iscsi.sanlun import SanlunLun
 from kubectl_storage.core.iscsi.sessions import IscsiNodeRecord, IscsiSession
 from kubectl_storage.core.report.envelope import report_envelope
 from kubectl_storage.core.report.findings import Finding, SeverityCounts
+from kubectl_storage.core.report.verdict import Outcome, findings_outcome
 
 KIND = "IscsiReport"
 
@@ -253,6 +254,11 @@ class IscsiReport:
         return tuple(finding for node in self.nodes for finding in node.findings)
 
     @property
+    def outcome(self) -> Outcome:
+        """Fail on an error finding, warn on a warn finding or a node not inspected."""
+        return findings_outcome(self.findings, (n.node for n in self.nodes if n.error))
+
+    @property
     def summary(self) -> IscsiSummary:
         """Counts over every node."""
         paths = [path for node in self.nodes for path in node.paths]
@@ -270,6 +276,7 @@ class IscsiReport:
         """The IscsiReport document: apiVersion, kind, source, nodes, summary."""
         return report_envelope(
             KIND,
+            self.outcome,
             {
                 "source": self.source,
                 "nodes": [node.to_dict() for node in self.nodes],

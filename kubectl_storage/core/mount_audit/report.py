@@ -16,6 +16,7 @@ from kubectl_storage.core.nodes.kubelet_paths import VolumeOwner
 from kubectl_storage.core.nodes.mounts import OptionValue
 from kubectl_storage.core.report.envelope import report_envelope
 from kubectl_storage.core.report.findings import Finding, SeverityCounts
+from kubectl_storage.core.report.verdict import Outcome, findings_outcome
 
 KIND = "MountAuditReport"
 
@@ -291,6 +292,11 @@ class MountAuditReport:
                     yield node, mount, finding
 
     @property
+    def outcome(self) -> Outcome:
+        """Fail on an error finding, warn on a warn finding or a node not inspected."""
+        return findings_outcome(self.findings, (n.node for n in self.nodes if n.error))
+
+    @property
     def summary(self) -> MountAuditSummary:
         """Counts over every node."""
         return MountAuditSummary(
@@ -305,6 +311,7 @@ class MountAuditReport:
         """The MountAuditReport document: apiVersion, kind, source, profile, nodes, summary."""
         return report_envelope(
             KIND,
+            self.outcome,
             {
                 "source": self.source,
                 "profile": self.profile,

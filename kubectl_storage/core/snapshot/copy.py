@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_storage.core.report.envelope import report_envelope
+from kubectl_storage.core.report.verdict import PASSED
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class SnapshotCopy:
         """Contract shape."""
         return report_envelope(
             "SnapshotCopy",
+            PASSED,  # it copied what was asked; a failure to copy is an error, not a verdict
             {
                 "snapshot": self.snapshot,
                 "namespace": self.namespace,

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubectl_storage.core.report.envelope import report_envelope
+from kubectl_storage.core.report.verdict import PASSED
 
 #: find(1) -printf format: one NUL-terminated field each, eight per entry.
 LISTING_FORMAT = r"%y\0%m\0%s\0%T@\0%u\0%g\0%l\0%P\0"
@@ -124,6 +125,7 @@ class SnapshotListing:
         """Contract shape."""
         return report_envelope(
             "SnapshotListing",
+            PASSED,  # it lists what is there; nothing to judge
             {
                 "snapshot": self.snapshot,
                 "path": self.path,

@@ -41,6 +41,7 @@ from kubectl_storage.core.k8s.quantities import (
     parse_size_bytes,
 )
 from kubectl_storage.core.report.envelope import report_envelope
+from kubectl_storage.core.report.verdict import PASSED, Outcome, judge
 from kubectl_storage.core.snapshot.freeze import FreezeResult
 from kubectl_storage.core.snapshot.log_writer import LOG_DIR
 from kubectl_storage.core.snapshot.restore_node import RestorePlacement
@@ -255,6 +256,7 @@ class SnapshotList:
         """The report with apiVersion and kind."""
         return report_envelope(
             "SnapshotList",
+            PASSED,  # it lists what is there; nothing to judge
             {
                 "namespace": self.namespace,
                 "allNamespaces": self.namespace is None,
@@ -829,9 +831,18 @@ class SnapshotCheckReport:
         return found + (self.under_load.problems if self.under_load else [])
 
     @property
-    def verdict(self) -> str:
-        """``pass`` or ``fail``."""
-        return "fail" if self.problems else "pass"
+    def outcome(self) -> Outcome:
+        """fail when the restore did not hold the snapshot-time content (``file:<path>``), the
+        restore node or the freeze went wrong (``restore-node``, ``freeze``), or the log written
+        under load was not a clean cut (``under-load``); inconclusive when the writer's own plan
+        went wrong (``setup``), since then the restore was compared with nothing certain."""
+        fail = (
+            ["restore-node"] if self.restore_placement and self.restore_placement.problems else []
+        )
+        fail += ["freeze"] if self.freeze and self.freeze.problems else []
+        fail += [f"file:{f.path}" for f in self.files if f.problem]
+        fail += ["under-load"] if self.under_load and self.under_load.problems else []
+        return judge(fail=fail, inconclusive=["setup"] if self.setup_problems else [])
 
     @property
     def total_seconds(self) -> float:
@@ -842,8 +853,8 @@ class SnapshotCheckReport:
         """The report with apiVersion and kind."""
         return report_envelope(
             "SnapshotCheckReport",
+            self.outcome,
             {
-                "verdict": self.verdict,
                 "storageClass": self.storage_class,
                 "snapshotClass": self.snapshot_class,
                 "driver": self.driver,

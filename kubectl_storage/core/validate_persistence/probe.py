@@ -58,6 +58,12 @@ class FsyncProbe:
     error: str = ""
     fio_version: str = ""
 
+    @property
+    def acknowledges_too_fast(self) -> bool:
+        """The median fdatasync returned faster than any medium can persist (its first
+        warning): a pass of the disruptions cannot vouch for a power loss."""
+        return self.p50_us is not None and self.p50_us < FLUSH_FLOOR_US
+
     def to_dict(self) -> dict[str, Any]:
         """JSON shape (stable key order)."""
         return {

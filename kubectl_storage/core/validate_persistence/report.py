@@ -1,26 +1,29 @@
 """The PersistenceReport: each phase's outcome, the server's durability settings, the fsync probe
-and, for the emptyDir control, what a control can and cannot judge. Standard library only."""
+and, for the emptyDir control, what a control can and cannot judge; and the verdict of the
+whole check (:attr:`PersistenceReport.outcome`). Standard library only."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any
 
 from kubectl_storage.core.report.envelope import report_envelope
+from kubectl_storage.core.report.verdict import Outcome, Verdict, judge
 from kubectl_storage.core.validate_persistence.durability import DurabilitySettings
 from kubectl_storage.core.validate_persistence.mysql import VolumeType
 from kubectl_storage.core.validate_persistence.probe import FsyncProbe
 from kubectl_storage.core.validate_persistence.rows import DATABASE, TABLE, TableComparison
 from kubectl_storage.core.validate_persistence.writer import CommitAccounting
 
-
-class Verdict(StrEnum):
-    """Outcome of a phase, or of the whole check."""
-
-    PASS = "pass"
-    FAIL = "fail"
-    SKIPPED = "skipped"
+#: The phases that judge what the writer acknowledged, and what each proved; a crash of
+#: mysqld keeps the node's page cache, so nothing here says anything about a power loss.
+TESTED_BY = {
+    "restart": "graceful restart",
+    "crash": "process kill (node page cache kept)",
+    "reschedule": "graceful move to another node",
+    "node-drain": "eviction to another node",
+}
+POWER_LOSS_NOT_TESTED = "power loss not tested"
 
 
 #: How many ids a report lists per category (the counts are always complete).
@@ -29,7 +32,12 @@ LISTED_IDS = 20
 
 @dataclass(frozen=True)
 class PhaseResult:
-    """One phase: the seed, or a disruption followed by reading everything back."""
+    """One phase: the seed, or a disruption followed by reading everything back.
+
+    ``verdict`` is pass (every row and acknowledged commit back), fail (lost, or the data
+    cannot follow the pod, or MySQL does not start again), inconclusive (MySQL did not answer
+    within --timeout: nothing could be read, which is no proof of loss) or skipped.
+    """
 
     phase: str  # "seed" or a Disruption value
     verdict: Verdict
@@ -218,20 +226,68 @@ class PersistenceReport:
     control: ControlScope | None = None
 
     @property
-    def verdict(self) -> Verdict:
-        """fail if any phase failed or the server is not configured to make a commit durable;
-        skipped if no disruption ran; else pass."""
-        if any(p.verdict is Verdict.FAIL for p in self.phases):
-            return Verdict.FAIL
-        if self.durability is not None and self.durability.failed:
-            return Verdict.FAIL
-        ran = [p for p in self.phases if p.phase != "seed" and p.verdict is Verdict.PASS]
-        return Verdict.PASS if ran else Verdict.SKIPPED
+    def outcome(self) -> Outcome:
+        """The check's verdict and its reasons (phase names, ``durability``, ...).
+
+        - fail: a phase lost data (the phase's name), its data cannot follow the pod
+          (``cannot-follow:<phase>``), or the server is not configured to make a commit durable
+          (``durability``), also when that was accepted with --allow-non-durable-config: the
+          flag only lets the disruptions run;
+        - inconclusive: a phase did not answer within --timeout (``unavailable:<phase>``), or no
+          disruption ran (``nothing-tested``);
+        - warn: it held, but the fsync probe saw flushes return faster than any medium persists
+          (``fsync-probe``);
+        - for the emptyDir control (:meth:`_control_outcome`) what counts is that it lost data.
+        """
+        if self.volume_type is VolumeType.EMPTY_DIR:
+            return self._control_outcome()
+        fail = [p.phase for p in self.phases if p.lost_data]
+        fail += [f"cannot-follow:{p.phase}" for p in self.phases if p.cannot_follow]
+        if self.durability is not None and not self.durability.settings.durable:
+            fail.append("durability")
+        inconclusive = [
+            f"unavailable:{p.phase}" for p in self.phases if p.verdict is Verdict.INCONCLUSIVE
+        ]
+        ran = [p for p in self.phases if p.phase != "seed" and p.verdict is not Verdict.SKIPPED]
+        if not ran:
+            inconclusive.append("nothing-tested")
+        warn = (
+            ["fsync-probe"] if self.fsync_probe and self.fsync_probe.acknowledges_too_fast else []
+        )
+        return judge(fail=fail, inconclusive=inconclusive, warn=warn)
+
+    def _control_outcome(self) -> Outcome:
+        """The emptyDir control exists to lose data: it passes when every disruption it can
+        judge lost it, and is inconclusive (``control-invalid:<phase>``) when one kept it, since
+        then the check itself cannot be trusted to see a loss."""
+        judged = [p for p in self.phases if p.phase != "seed" and p.verdict is not Verdict.SKIPPED]
+        kept = [f"control-invalid:{p.phase}" for p in judged if p.verdict is Verdict.PASS]
+        unavailable = [
+            f"unavailable:{p.phase}" for p in judged if p.verdict is Verdict.INCONCLUSIVE
+        ]
+        nothing = [] if judged else ["nothing-tested"]
+        return judge(inconclusive=kept + unavailable + nothing)
+
+    @property
+    def disruptions_passed(self) -> list[str]:
+        """The disruptions after which every row and acknowledged commit came back."""
+        return [p.phase for p in self.phases if p.phase != "seed" and p.verdict is Verdict.PASS]
+
+    @property
+    def tested(self) -> str:
+        """What the passed disruptions proved, and what none of them can."""
+        proved = [TESTED_BY.get(name, name) for name in self.disruptions_passed]
+        return f"tested: {', '.join(proved) or 'nothing'}; {POWER_LOSS_NOT_TESTED}"
 
     @property
     def failed_phases(self) -> list[str]:
         """Names of the phases that lost data or did not come back."""
         return [p.phase for p in self.phases if p.lost_data]
+
+    @property
+    def unavailable_phases(self) -> list[str]:
+        """Names of the phases after which MySQL did not answer within --timeout."""
+        return [p.phase for p in self.phases if p.verdict is Verdict.INCONCLUSIVE]
 
     @property
     def cannot_follow(self) -> list[str]:
@@ -247,6 +303,7 @@ class PersistenceReport:
         """The PersistenceReport document (new sections after the existing keys)."""
         return report_envelope(
             "PersistenceReport",
+            self.outcome,
             {
                 "storage_class": self.storage_class,
                 "volume_type": self.volume_type.value,
@@ -255,7 +312,6 @@ class PersistenceReport:
                 "image": self.image,
                 "rows": self.rows,
                 "run_id": self.run_id,
-                "verdict": self.verdict.value,
                 "phases": [p.to_dict() for p in self.phases],
                 "durability": self.durability.to_dict() if self.durability else None,
                 "fsync_probe": self.fsync_probe.to_dict() if self.fsync_probe else None,

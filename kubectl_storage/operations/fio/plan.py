@@ -80,6 +80,7 @@ def requirements(request: FioRequest) -> Requirements:
         storage_classes=request.storage_classes,
         default_storage_class=not request.storage_classes and not request.pvc,
         pvcs=(request.pvc,) if request.pvc else (),
+        nodes=(request.placement.node_name,) if request.placement.node_name else (),
         conditions=frozenset() if request.pvc else frozenset({Condition.NEW_VOLUME}),
         doing="run fio benchmarks",
     )

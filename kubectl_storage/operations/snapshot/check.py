@@ -91,6 +91,11 @@ class CheckCommand:
             storage_classes=(request.storage_class,) if request.storage_class else (),
             default_storage_class=request.storage_class is None,
             snapshot_api=True,
+            nodes=tuple(
+                n
+                for n in (request.pods.placement.node_name, request.restore_node)
+                if n and n != OTHER
+            ),
             conditions=frozenset({Condition.TAKE_SNAPSHOT, Condition.RESTORE}),
             doing="check snapshots",
         )
@@ -298,7 +303,7 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
         under_load=under_load,
         freeze=freeze_result,
     )
-    step(f"{label}: {report.verdict} ({report.total_seconds:.0f}s)")
+    step(f"{label}: {report.outcome.verdict.value} ({report.total_seconds:.0f}s)")
     return report
 
 

@@ -285,12 +285,13 @@ def when_ready(api: KubeApi, plan: RestorePlan) -> RestorePlan:
         raise choice_error(exc) from exc
 
 
-def restore_requirements(source: SnapshotSource) -> Requirements:
+def restore_requirements(source: SnapshotSource, pods: PodSettings) -> Requirements:
     conditions = {Condition.RESTORE}
     if source.pvc:
         conditions.add(Condition.TAKE_SNAPSHOT)
     return Requirements(
         snapshot_api=True,
+        nodes=(pods.placement.node_name,) if pods.placement.node_name else (),
         conditions=frozenset(conditions),
         doing="restore snapshots into a temporary PVC",
     )

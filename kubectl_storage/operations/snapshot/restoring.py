@@ -72,7 +72,7 @@ class RestoringCommand(Generic[RequestT, ReportT]):
 
     def requirements(self, request: RequestT) -> Requirements:
         """The snapshot API and the writes of a restore (and of a snapshot, with --pvc)."""
-        return restore_requirements(request.source)
+        return restore_requirements(request.source, request.pods)
 
     def plan_offline(self, request: RequestT) -> bool:
         """Restore class and size (and snapshot class with --pvc) all given."""

@@ -19,6 +19,7 @@ from dataclasses import replace
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.scheduling import schedulable_nodes
 from kubectl_storage.core.rbac import Condition
+from kubectl_storage.core.report.verdict import Verdict
 from kubectl_storage.core.validate_persistence.mysql import (
     MOVES,
     Disruption,
@@ -31,7 +32,6 @@ from kubectl_storage.core.validate_persistence.report import (
     DurabilityCheck,
     PersistenceReport,
     PhaseResult,
-    Verdict,
 )
 from kubectl_storage.core.validate_persistence.rows import generate_rows
 from kubectl_storage.errors import ForbiddenError, WaitTimeoutError
@@ -160,7 +160,17 @@ def run_persistence(
     lost_in = "" if seeded.verdict is Verdict.PASS else "seed"
     if durability.failed:
         lost_in = "durability"
+    unavailable_in = ""
     for disruption, skip_reason in plan:
+        if unavailable_in:
+            result.append(
+                PhaseResult(
+                    disruption.value,
+                    Verdict.SKIPPED,
+                    note=f"not run: MySQL did not answer after {unavailable_in}",
+                )
+            )
+            continue
         if lost_in == "durability":
             result.append(
                 PhaseResult(
@@ -193,6 +203,8 @@ def run_persistence(
         result.append(phase)
         if phase.lost_data:
             lost_in = disruption.value
+        elif phase.verdict is Verdict.INCONCLUSIVE:
+            unavailable_in = disruption.value
     return PersistenceReport(
         storage_class=request.storage_class if request.volume_type is VolumeType.PVC else None,
         volume_type=request.volume_type,
@@ -242,9 +254,13 @@ def _run_phase(
         if disruption is Disruption.CRASH:
             return phases.crash(pod, state)
         return move(pod, scope, disruption, state, facts.schedulable_nodes or ()), state
-    except (DataUnavailable, WaitTimeoutError) as exc:
-        message = str(exc) if isinstance(exc, DataUnavailable) else exc.message
-        events = getattr(exc, "events", ())
-        if events:
-            message += " (events: " + "; ".join(events[-3:]) + ")"
-        return PhaseResult(disruption.value, Verdict.FAIL, note=message), state
+    except DataUnavailable as exc:
+        # MySQL keeps failing to start on what the volume holds: the data did not come back.
+        return PhaseResult(disruption.value, Verdict.FAIL, note=str(exc)), state
+    except WaitTimeoutError as exc:
+        # Nothing could be read within --timeout (a slow detach, a Pending pod): no proof of
+        # loss, and no proof of durability either.
+        message = f"unavailable within --timeout: {exc.message}"
+        if exc.events:
+            message += " (events: " + "; ".join(exc.events[-3:]) + ")"
+        return PhaseResult(disruption.value, Verdict.INCONCLUSIVE, note=message), state

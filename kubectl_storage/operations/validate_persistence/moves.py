@@ -25,9 +25,10 @@ from kubectl_storage.core.k8s.scheduling import (
     unschedulable_message,
     volume_nodes,
 )
+from kubectl_storage.core.report.verdict import Verdict
 from kubectl_storage.core.validate_persistence.mysql import Disruption, VolumeType, pvc_name_for
 from kubectl_storage.core.validate_persistence.nodes import cordon_patch, volume_events
-from kubectl_storage.core.validate_persistence.report import PhaseResult, Verdict
+from kubectl_storage.core.validate_persistence.report import PhaseResult
 from kubectl_storage.errors import ForbiddenError, NotFoundError
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.run_scope import RunScope

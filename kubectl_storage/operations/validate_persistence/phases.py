@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.objects import dig
+from kubectl_storage.core.report.verdict import Verdict
 from kubectl_storage.core.validate_persistence.mysql import MYSQL_UID, sql_stdin_command
 from kubectl_storage.core.validate_persistence.report import (
     PhaseResult,
-    Verdict,
     evaluate_phase,
 )
 from kubectl_storage.core.validate_persistence.rows import (
