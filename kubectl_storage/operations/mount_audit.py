@@ -14,11 +14,14 @@ volume kubelet mounted (CSI or not), so a node without NFS still shows what it s
 from __future__ import annotations
 
 import logging
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from kubectl_storage.core.mount_audit.mountstats import NfsMountStats, parse_mountstats
+from kubectl_storage.core.mount_audit.mountstats import (
+    NfsMountStats,
+    match_stats,
+    parse_mountstats,
+)
 from kubectl_storage.core.mount_audit.report import (
     AuditedMount,
     MountAuditNode,
@@ -174,7 +177,7 @@ def build_node_report(
             max_session_slots=_int(params.get("nfs.max_session_slots")),
         ),
     )
-    stats_by_audit = _match_stats([audit.mount for audit in audits], stats)
+    stats_by_audit = match_stats([audit.mount for audit in audits], stats)
     warnings.extend(_unmatched_stats(capture, stats, stats_by_audit))
     return MountAuditNode(
         node=capture.node,
@@ -264,21 +267,6 @@ def parse_nfs_params(text: str) -> dict[str, str]:
         if sep and len(parts) >= 3 and parts[-2] == "parameters":
             params[f"{parts[-3]}.{parts[-1]}"] = value.strip()
     return params
-
-
-def _match_stats(
-    mounts: Sequence[MountEntry], stats: Sequence[NfsMountStats]
-) -> list[NfsMountStats | None]:
-    # The rules pair blocks with mounts the same way: by (mount point, device), in order, so
-    # two mounts stacked on one mount point each get their own block.
-    pool: dict[tuple[str, str], list[NfsMountStats]] = defaultdict(list)
-    for block in stats:
-        pool[(block.mountpoint, block.device)].append(block)
-    matched: list[NfsMountStats | None] = []
-    for mount in mounts:
-        candidates = pool.get((mount.mountpoint, mount.source))
-        matched.append(candidates.pop(0) if candidates else None)
-    return matched
 
 
 def volume_list(

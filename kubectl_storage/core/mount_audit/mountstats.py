@@ -13,6 +13,7 @@ Pure: text in, frozen dataclasses out, no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 from kubectl_storage.core.nodes.mounts import (
     NFS_FSTYPES,
     LineNote,
+    MountEntry,
     OptionValue,
     note_line,
     parse_options,
@@ -274,6 +276,25 @@ def parse_mountstats(
     if strict:
         _check_counters(results, text)
     return results
+
+
+def match_stats(
+    mounts: Sequence[MountEntry], stats: Sequence[NfsMountStats]
+) -> list[NfsMountStats | None]:
+    """The mountstats block of each mount (None where there is none), in ``mounts`` order.
+
+    Blocks pair with mounts by (mount point, device) and are consumed in order, so two mounts
+    stacked on one mount point each get their own block. The audit's rules and the report's
+    counters both pair this way (:func:`~kubectl_storage.core.mount_audit.rules.audit_mounts`).
+    """
+    pool: dict[tuple[str, str], list[NfsMountStats]] = {}
+    for block in stats:
+        pool.setdefault((block.mountpoint, block.device), []).append(block)
+    matched: list[NfsMountStats | None] = []
+    for mount in mounts:
+        candidates = pool.get((mount.mountpoint, mount.source))
+        matched.append(candidates.pop(0) if candidates else None)
+    return matched
 
 
 def _note_block(block: str, number: int, notes: list[LineNote]) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from kubectl_storage.core.mount_audit.mountstats import NfsMountStats
+from kubectl_storage.core.mount_audit.mountstats import NfsMountStats, match_stats
 from kubectl_storage.core.mount_audit.rules.caching import (
     rule_nfs050_noac,
     rule_nfs051_nocto_shared,
@@ -182,7 +182,7 @@ def audit_mounts(
             node.max_session_slots,
         )
     nfs_mounts = [mount for mount in mounts if mount.is_nfs]
-    stats_for = _match_stats(nfs_mounts, stats or ())
+    stats_for = match_stats(nfs_mounts, stats or ())
     all_facts = []
     for index, mount in enumerate(nfs_mounts):
         context = (contexts or {}).get(mount.mountpoint)
@@ -209,17 +209,3 @@ def audit_mounts(
             )
         )
     return audits
-
-
-def _match_stats(
-    mounts: Sequence[MountEntry], stats: Sequence[NfsMountStats]
-) -> list[NfsMountStats | None]:
-    # Same mount point twice (stacked) must not share one block: consume blocks in order.
-    pool: dict[tuple[str, str], list[NfsMountStats]] = {}
-    for block in stats:
-        pool.setdefault((block.mountpoint, block.device), []).append(block)
-    matched: list[NfsMountStats | None] = []
-    for mount in mounts:
-        candidates = pool.get((mount.mountpoint, mount.source))
-        matched.append(candidates.pop(0) if candidates else None)
-    return matched
