@@ -6,11 +6,13 @@ from pathlib import Path
 
 import pytest
 
+from kubectl_storage.core.mount_audit.mountstats import parse_mountstats
 from kubectl_storage.core.nodes.mounts import (
     MountParseError,
     detect_mount_format,
     parse_mountinfo,
     parse_mounts,
+    parse_mountstats_mounts,
     parse_nfsstat_m,
     parse_options,
     split_network_source,
@@ -226,6 +228,23 @@ def test_mountstats_headers_and_opts_give_mounts() -> None:
     dup = [e for e in entries if e.mountpoint == "/mnt/dup"]
     assert [(e.export, e.visible) for e in dup] == [("/vol1", False), ("/vol2", True)]
     assert entries[1].options["nconnect"] == "4"
+
+
+def test_mountstats_mount_list_and_counters_read_the_same_blocks() -> None:
+    # A header cut beyond repair: its block is skipped whole by both readers of mountstats;
+    # its opts: line must not become the options of the mount before it.
+    text = (
+        "device a:/x mounted on /m1 with fstype nfs4 statvers=1.1\n"
+        "\topts:\trw,vers=4.1\n"
+        "device b:/y mounted on /m2 wi\n"
+        "th fstype nfs4 statvers=1.1\n"
+        "\topts:\tro,vers=3\n"
+    )
+    entries = parse_mountstats_mounts(text, strict=True)
+    assert [(e.mountpoint, e.options) for e in entries] == [("/m1", {"rw": True, "vers": "4.1"})]
+    assert [(s.mountpoint, s.options) for s in parse_mountstats(text)] == [
+        ("/m1", {"rw": True, "vers": "4.1"})
+    ]
 
 
 def test_strict_mode_reports_bad_lines() -> None:

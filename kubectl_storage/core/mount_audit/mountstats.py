@@ -22,19 +22,15 @@ from kubectl_storage.core.nodes.mounts import (
     NFS_FSTYPES,
     LineNote,
     MountEntry,
+    MountstatsBlock,
     OptionValue,
+    mountstats_blocks,
     note_line,
     parse_options,
     rejoin_mountstats,
     split_network_source,
-    unescape_octal,
 )
 
-_HEADER = re.compile(
-    r"^(?:device (?P<device>\S+)|no device) mounted on (?P<mountpoint>\S+)"
-    r" with fstype (?P<fstype>\S+)(?: statvers=(?P<statvers>\S+))?"
-)
-_BLOCK_START = re.compile(r"\n(?=[ \t]*(?:device |no device ))")
 _KEY_LINE = re.compile(r"^[A-Za-z][\w ]*?:")
 _OP_LINE = re.compile(r"^\s*(?P<name>[A-Z][A-Z0-9_]*):\s+(?P<values>\d+(?:\s+\d+)*)\s*$")
 _IOSTATS = re.compile(r"RPC iostats version:\s*(?P<version>\S+)\s+p/v:\s*(?P<pv>\S+)")
@@ -244,22 +240,20 @@ def parse_mountstats(
     if not strict:
         text = rejoin_mountstats(text, notes)
     results: list[NfsMountStats] = []
-    line_number = 1
-    # Work block by block: a non-NFS block costs one header check, and an NFS block's per-op
-    # table is kept as raw lines (parsed on first access), which keeps 10,000 mounts fast.
-    for block in _BLOCK_START.split(text):
-        number, line_number = line_number, line_number + block.count("\n") + 1
-        header_line, _, body = block.partition("\n")
-        header = _HEADER.match(header_line.strip())
-        if header is None or header["fstype"] not in NFS_FSTYPES:
+    # Work block by block (the frame is read by core.nodes.mounts.mountstats_blocks): a non-NFS
+    # block costs one header check, and an NFS block's per-op table is kept as raw lines (parsed
+    # on first access), which keeps 10,000 mounts fast.
+    for block in mountstats_blocks(text):
+        number = block.line_number
+        if not block.has_header or block.fstype not in NFS_FSTYPES:
             if notes is not None:
-                start = number if header is None else number + 1
-                lines = block.split("\n") if header is None else body.split("\n")
+                start = number + 1 if block.has_header else number
+                lines = block.body.split("\n") if block.has_header else block.text.split("\n")
                 for offset, line in enumerate(lines, start=start):
                     note_line(notes, offset, line, "not a mountstats line")
             continue
-        builder = _Builder(header, number)
-        head, marker, op_table = body.partition("per-op statistics")
+        builder = _Builder(block)
+        head, marker, op_table = block.body.partition("per-op statistics")
         for offset, line in enumerate(head.split("\n"), start=number + 1):
             if not line or line.isspace():
                 continue
@@ -271,7 +265,7 @@ def parse_mountstats(
         if marker:
             builder.op_table = op_table
         if notes is not None:
-            _note_block(block, number, notes)
+            _note_block(block.text, number, notes)
         results.append(builder.build())
     if strict:
         _check_counters(results, text)
@@ -352,12 +346,12 @@ def _check_counters(results: list[NfsMountStats], text: str) -> None:
 class _Builder:
     """Accumulates the lines of one NFS block (mutable while parsing, frozen on build)."""
 
-    def __init__(self, header: re.Match[str], number: int) -> None:
-        self.device = unescape_octal(header["device"] or "none")
-        self.mountpoint = unescape_octal(header["mountpoint"])
-        self.fstype = header["fstype"]
-        self.statvers = header["statvers"]
-        self.number = number
+    def __init__(self, block: MountstatsBlock) -> None:
+        self.device = block.device
+        self.mountpoint = block.mountpoint
+        self.fstype = block.fstype
+        self.statvers = block.statvers
+        self.number = block.line_number
         self.options: dict[str, OptionValue] = {}
         self.age: int | None = None
         self.iostats: str | None = None
