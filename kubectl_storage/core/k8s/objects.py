@@ -45,11 +45,6 @@ def name_of(obj: Any) -> str:
     return str(dig(obj, "metadata", "name") or "")
 
 
-def namespace_of(obj: Any) -> str:
-    """``metadata.namespace``, or ``""`` (cluster-scoped objects have none)."""
-    return str(dig(obj, "metadata", "namespace") or "")
-
-
 def annotations_of(obj: Any) -> Obj:
     """``metadata.annotations``, or an empty mapping."""
     return section(obj, "metadata", "annotations")
