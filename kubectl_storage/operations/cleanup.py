@@ -14,7 +14,7 @@ from kubectl_storage.core.cleanup import (
     select_leftovers,
 )
 from kubectl_storage.core.k8s.kinds import RUN_CREATED_KINDS, ResourceKind
-from kubectl_storage.core.k8s.labels import MANAGED_SELECTOR, RUN_ID
+from kubectl_storage.core.k8s.labels import MANAGED_SELECTOR, run_selector
 from kubectl_storage.core.k8s.objects import deletion_waits_for_resync
 from kubectl_storage.errors import NotFoundError
 from kubectl_storage.kube.api import KubeApi
@@ -36,7 +36,7 @@ class CleanupRequest:
 
 def find_leftovers(api: KubeApi, request: CleanupRequest) -> list[tuple[ResourceKind, Leftover]]:
     """Every object with our managed-by label that matches the request."""
-    selector = MANAGED_SELECTOR + (f",{RUN_ID}={request.run_id}" if request.run_id else "")
+    selector = run_selector(request.run_id) if request.run_id else MANAGED_SELECTOR
     found: list[tuple[ResourceKind, Leftover]] = []
     now = datetime.now(UTC)
     for kind in RUN_CREATED_KINDS:

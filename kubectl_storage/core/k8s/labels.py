@@ -19,18 +19,11 @@ COMMAND = "kubectl-storage/command"
 #: Selector matching everything any run of ours created.
 MANAGED_SELECTOR = f"{MANAGED_BY}={MANAGED_BY_VALUE}"
 
-_RUN_ID_PATTERN = re.compile(r"^[a-z0-9]{4,16}$")
-
 
 def new_run_id() -> str:
     """A short random id, valid in labels and object names (lowercase letters and digits)."""
     alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
     return "".join(secrets.choice(alphabet) for _ in range(8))
-
-
-def is_valid_run_id(run_id: str) -> bool:
-    """Whether ``run_id`` looks like one :func:`new_run_id` makes."""
-    return bool(_RUN_ID_PATTERN.match(run_id))
 
 
 def run_labels(run_id: str, command: str) -> dict[str, str]:
