@@ -22,7 +22,6 @@ from kubectl_storage.core.report.verdict import (
     Verdict,
     findings_outcome,
     judge,
-    worst,
 )
 from kubectl_storage.core.validate_persistence.mysql import VolumeType
 from kubectl_storage.core.validate_persistence.probe import parse_probe
@@ -64,10 +63,7 @@ def test_the_exit_code_of_each_verdict(verdict: Verdict, fail_on: FailOn, code: 
         assert raised.value.exit_code is ExitCode.FINDINGS
 
 
-def test_worst_and_judge() -> None:
-    assert worst([]) == Outcome(Verdict.INCONCLUSIVE, ("nothing-tested",))
-    found = worst([Outcome(Verdict.WARN, ("a",)), Outcome(Verdict.FAIL, ("b",)), PASSED])
-    assert found == Outcome(Verdict.FAIL, ("b",))
+def test_judge_takes_the_worst_reason() -> None:
     assert judge() == PASSED
     assert judge(warn=["w", "w"], inconclusive=["i"]) == Outcome(Verdict.INCONCLUSIVE, ("i",))
     assert judge(fail=["f"], warn=["w"]) == Outcome(Verdict.FAIL, ("f",))

@@ -18,12 +18,8 @@ class Severity(StrEnum):
 
     @property
     def rank(self) -> int:
-        """Order for comparisons: a higher rank is more severe."""
+        """Order for sorting: a higher rank is more severe."""
         return {"info": 0, "warn": 1, "error": 2}[self.value]
-
-    def at_least(self, other: Severity) -> bool:
-        """Whether this severity is ``other`` or worse."""
-        return self.rank >= other.rank
 
 
 @dataclass(frozen=True)

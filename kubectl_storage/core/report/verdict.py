@@ -35,20 +35,6 @@ class Verdict(StrEnum):
     INCONCLUSIVE = "inconclusive"
     FAIL = "fail"
 
-    @property
-    def rank(self) -> int:
-        """Order for :func:`worst`: a higher rank is worse news."""
-        return _RANKS[self]
-
-
-_RANKS = {
-    Verdict.PASS: 0,
-    Verdict.SKIPPED: 1,
-    Verdict.WARN: 2,
-    Verdict.INCONCLUSIVE: 3,
-    Verdict.FAIL: 4,
-}
-
 
 @dataclass(frozen=True)
 class Outcome:
@@ -63,22 +49,6 @@ class Outcome:
 
 
 PASSED = Outcome(Verdict.PASS)
-
-
-def worst(outcomes: Iterable[Outcome]) -> Outcome:
-    """The worst verdict among ``outcomes``, with the reasons of every outcome that has it.
-
-    An empty iterable is ``inconclusive`` (nothing was judged).
-    """
-    found = list(outcomes)
-    if not found:
-        return Outcome(Verdict.INCONCLUSIVE, ("nothing-tested",))
-    verdict = max((o.verdict for o in found), key=lambda v: v.rank)
-    reasons: list[str] = []
-    for outcome in found:
-        if outcome.verdict is verdict:
-            reasons += [r for r in outcome.reasons if r not in reasons]
-    return Outcome(verdict, tuple(reasons))
 
 
 def judge(

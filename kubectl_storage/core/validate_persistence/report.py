@@ -294,11 +294,6 @@ class PersistenceReport:
         """Names of the moves whose data could not follow the pod to another node."""
         return [p.phase for p in self.phases if p.cannot_follow]
 
-    @property
-    def durability_failed(self) -> bool:
-        """Whether the server's configuration alone fails the check."""
-        return self.durability is not None and self.durability.failed
-
     def to_dict(self) -> dict[str, Any]:
         """The PersistenceReport document (new sections after the existing keys)."""
         return report_envelope(
