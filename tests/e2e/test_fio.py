@@ -142,7 +142,7 @@ def test_restricted_namespace_admits_the_benchmark_pod(cluster, namespace) -> No
         (["-s", "csi-hostpath-sc", "-z", "1Gi", "--profile", "default"], "short"),
         (["--pvc", "no-such-pvc"], 'PVC "no-such-pvc" does not exist'),
         # a named node that is not there: refused by preflight, not after a pod waited for it
-        (["-s", "csi-hostpath-sc", "-z", "1Gi", "--node", "no-such-node"], 'node "no-such-node"'),
+        (["-s", "csi-hostpath-sc", "-z", "10Gi", "--node", "no-such-node"], 'node "no-such-node"'),
     ],
 )
 def test_refusals_create_nothing(cluster, namespace, args: list[str], message: str) -> None:

@@ -71,6 +71,7 @@ def test_a_memory_backed_class_is_flagged(cluster, namespace, memory_class) -> N
     assert local["node"] == entry["setup"]["nodes"][0]["name"]
     assert [job["name"] for job in local["jobs"]] == ["read_iops", "write_iops"]
     extremes = _extremes(entry)
+    print("memory class, disk's fastest / volume's slowest:", extremes)  # for the run's log
     flagged = [n for n in entry["notes"] if n["id"] == "fio.faster-than-local-disk"]
     assert len(flagged) == 1, entry["notes"]
     assert min(extremes.values()) >= MARGIN * LOCAL_DISK_FACTOR, extremes
@@ -85,6 +86,7 @@ def test_local_path_on_the_nodes_own_disk_stays_quiet(cluster, namespace) -> Non
     (entry,) = json.loads(result.stdout)["results"]
     assert entry["setup"]["volume"]["fs_type"] == entry["local_disk"]["fs_type"] == "ext4"
     extremes = _extremes(entry)
+    print("local-path, disk's fastest / volume's slowest:", extremes)  # for the run's log
     assert max(extremes.values()) <= LOCAL_DISK_FACTOR / MARGIN, extremes
     ids = [n["id"] for n in entry["notes"]]
     assert "fio.faster-than-local-disk" not in ids
