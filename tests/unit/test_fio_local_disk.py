@@ -180,6 +180,25 @@ def test_every_round_must_agree(
     assert ids.count(NOTE_LOCAL_DISK) == 1
 
 
+def test_a_round_without_a_result_leaves_the_probe_unjudged() -> None:
+    # memory-fast on the volume, but one disk round is missing: judged only on every round
+    disk = _probes("disk-ext4")[:2]
+    run = LocalDiskRun(
+        "node-1", EXT4, _result("fio-3.33-quick-vda-ext4-a.json"), None,
+        disk_probes=disk, volume_probes=_probes("volume-tmpfs"),
+    )  # fmt: skip
+    report = build_fio_report(
+        {"sc": [_result("fio-3.33-quick-tmpfs.json")]}, profile="quick", local_disks={"sc": run}
+    )
+    notes = report.results[0].notes
+    assert NOTE_FASTER_THAN_LOCAL not in [n.id for n in notes]
+    (info,) = [n for n in notes if n.id == NOTE_LOCAL_DISK]
+    assert "the latency probe was not judged, some rounds gave no result" in info.message
+    assert f"3 round(s) on the volume and 2 on the disk gave a result, of {PROBE_ROUNDS}" in (
+        info.message
+    )
+
+
 def test_without_a_probe_result_nothing_is_judged() -> None:
     # the jobs alone (tmpfs against ext4, up to 10 times) decide nothing
     result = _compared(probed=None)

@@ -216,10 +216,18 @@ def local_disk_notes(volume_jobs: Sequence[FioJobSummary], local: LocalDiskResul
     faster: list[str] = []
     reasons: list[str] = []
     probe = local.probe
+    incomplete: list[str] = []
     for direction in ("read", "write"):
         volume = probe.medians("volume", direction) if probe else ()
         disk = probe.medians("disk", direction) if probe else ()
         if not volume or not disk:
+            continue
+        if min(len(volume), len(disk)) < PROBE_ROUNDS:
+            # a lost round is a lost chance for noise to show: judge only every round
+            incomplete.append(
+                f"{direction}: {len(volume)} round(s) on the volume and {len(disk)} on the disk "
+                f"gave a result, of {PROBE_ROUNDS}"
+            )
             continue
         # the disk at its fastest against the volume at its slowest: every round must agree
         low, high = min(disk) / max(volume), max(disk) / min(volume)
@@ -256,6 +264,12 @@ def local_disk_notes(volume_jobs: Sequence[FioJobSummary], local: LocalDiskResul
         said = (
             f"4k at queue depth 1, {rounds} interleaved rounds on each side (median latency "
             "per round): " + "; ".join(measured)
+        )
+    elif incomplete:
+        said = (
+            "the latency probe was not judged, some rounds gave no result ("
+            + "; ".join(incomplete)
+            + ")"
         )
     else:
         said = (
