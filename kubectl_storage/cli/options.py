@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kubectl_storage.core.cleanup import parse_duration_s
-from kubectl_storage.core.k8s.quantities import QuantityError, Size
+from kubectl_storage.core.k8s.quantities import QuantityError, Size, parse_duration_s
 from kubectl_storage.errors import UsageError
 
 if TYPE_CHECKING:

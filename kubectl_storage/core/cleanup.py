@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from kubectl_storage.core.k8s.labels import COMMAND, RUN_ID
+from kubectl_storage.core.k8s.quantities import (
+    parse_duration_s as parse_duration_s,  # lives there since --help needs it; kept for cli/cleanup
+)
 from kubectl_storage.core.report.envelope import report_envelope
 from kubectl_storage.core.report.verdict import Outcome, judge
 
@@ -119,20 +121,6 @@ def select_leftovers(
             continue
         chosen.append(item)
     return chosen
-
-
-def parse_duration_s(text: str) -> float:
-    """Parse a kubectl-style duration ("90s", "30m", "1h", "2h30m", "1d").
-
-    Raises:
-        ValueError: when the text is not a duration.
-    """
-
-    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-    parts = re.findall(r"(\d+(?:\.\d+)?)([smhd])", text.strip())
-    if not parts or "".join(n + u for n, u in parts) != text.strip():
-        raise ValueError(f"{text!r} is not a duration (examples: 90s, 30m, 1h, 2h30m, 1d)")
-    return sum(float(n) * units[u] for n, u in parts)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Kubernetes resource quantities ("10Gi", "500M", "1.5Ti") and byte counts for people.
+"""Kubernetes resource quantities ("10Gi", "500M", "1.5Ti"), byte counts for people, and
+kubectl-style durations ("90s", "2h30m").
 
 Sizes a user types must carry a unit: kubestr silently reads ``-z 45`` as 45 bytes, and we refuse it
 instead. The grammar follows the Kubernetes quantity format (binary Ki..Ei, decimal k..E, and
@@ -120,3 +121,16 @@ class Size:
 
     def __str__(self) -> str:
         return self.text
+
+
+def parse_duration_s(text: str) -> float:
+    """Parse a kubectl-style duration ("90s", "30m", "1h", "2h30m", "1d").
+
+    Raises:
+        ValueError: when the text is not a duration.
+    """
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    parts = re.findall(r"(\d+(?:\.\d+)?)([smhd])", text.strip())
+    if not parts or "".join(n + u for n, u in parts) != text.strip():
+        raise ValueError(f"{text!r} is not a duration (examples: 90s, 30m, 1h, 2h30m, 1d)")
+    return sum(float(n) * units[u] for n, u in parts)
