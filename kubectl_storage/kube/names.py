@@ -17,10 +17,17 @@ from typing import Any
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.objects import dig, is_default_storage_class, name_of
+from kubectl_storage.kube import direct
 from kubectl_storage.kube.api import KubeApi
-from kubectl_storage.kube.connection import ConnectionSettings, _kubeconfig_paths, connect
+from kubectl_storage.kube.connection import (
+    ConnectionSettings,
+    _kubeconfig_paths,
+    connect,
+    resolve_namespace,
+)
 
-#: Upper bound of one lookup, from the start of the import of the client to the last page.
+#: Upper bound of one lookup, from reading the kubeconfig (or importing the client) to the last
+#: page.
 LOOKUP_TIMEOUT_S = 2.0
 
 
@@ -76,10 +83,17 @@ LOOKUPS: dict[str, tuple[kinds.ResourceKind, Callable[[dict[str, Any]], str]]] =
 
 
 def _list(what: str, settings: ConnectionSettings, timeout_s: float) -> list[Name]:
-    # connect() imports the client, inside the bounded thread: the import is part of the wait.
     kind, describe = LOOKUPS[what]
-    api = KubeApi(connect(replace(settings, request_timeout_s=timeout_s)))
-    names = [Name(name_of(obj), describe(obj)) for obj in api.list(kind)]
+    namespace = resolve_namespace(settings) if kind.namespaced else None
+    try:
+        # A direct GET: importing the kubernetes client alone takes longer than a TAB should.
+        where = direct.target(settings)
+        items = direct.list_items(where, kind.collection_path(namespace), timeout_s)
+    except direct.UnsupportedError:
+        # connect() imports the client, inside the bounded thread: the import is part of the wait.
+        api = KubeApi(connect(replace(settings, request_timeout_s=timeout_s)))
+        items = api.list(kind)
+    names = [Name(name_of(obj), describe(obj)) for obj in items]
     return sorted((n for n in names if n.name), key=lambda n: n.name)
 
 
