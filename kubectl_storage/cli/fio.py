@@ -27,8 +27,7 @@ from kubectl_storage.cli.options import (
     placement_from_flags,
     positive_count,
 )
-from kubectl_storage.core.fio.clients import Spread
-from kubectl_storage.core.fio.jobs import ProfileName
+from kubectl_storage.core.fio.choices import ProfileName, Spread
 from kubectl_storage.core.k8s.manifests import VolumeMode
 from kubectl_storage.core.k8s.quantities import Size
 from kubectl_storage.errors import UsageError

@@ -30,9 +30,9 @@ import json
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import StrEnum
 from typing import Any
 
+from kubectl_storage.core.fio.choices import Spread as Spread  # re-exported
 from kubectl_storage.core.fio.clones import merge_clones
 from kubectl_storage.core.fio.guards import NOTE_CLIENTS_PACKED, FioNote, run_notes
 from kubectl_storage.core.fio.jobs import DEFAULT_TEST_FILENAME, parse_job_file
@@ -48,18 +48,6 @@ from kubectl_storage.core.report.findings import Severity
 ALL_CLIENTS = "All clients"
 #: fio's default server port (``fio --server`` listens on it on every address).
 FIO_SERVER_PORT = 8765
-
-
-class Spread(StrEnum):
-    """How ``--clients`` spreads its pods (a preference: they still run when it cannot)."""
-
-    NODES = "nodes"
-    ZONES = "zones"
-
-    @property
-    def topology_key(self) -> str:
-        """The node label the spread is over."""
-        return "kubernetes.io/hostname" if self is Spread.NODES else "topology.kubernetes.io/zone"
 
 
 @dataclass(frozen=True)

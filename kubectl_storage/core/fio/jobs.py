@@ -51,8 +51,8 @@ import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 
+from kubectl_storage.core.fio.choices import ProfileName as ProfileName  # re-exported
 from kubectl_storage.core.k8s.quantities import format_bytes
 from kubectl_storage.core.report.findings import Finding, Severity
 
@@ -267,16 +267,6 @@ PROFILES: Mapping[str, FioProfile] = {
     profile.name: profile
     for profile in (DEFAULT_PROFILE, QUICK_PROFILE, DATABASE_PROFILE, KUBESTR_PROFILE, ETCD_PROFILE)
 }
-
-
-class ProfileName(StrEnum):
-    """The built-in profiles by name, the closed choice ``--profile`` takes."""
-
-    DEFAULT = "default"
-    QUICK = "quick"
-    DATABASE = "database"
-    KUBESTR = "kubestr"
-    ETCD = "etcd"
 
 
 class FioJobError(ValueError):
