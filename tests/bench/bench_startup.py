@@ -5,15 +5,26 @@ figures.
 
     python tests/bench/bench_startup.py [--runs 15] [--archive dist/….tar.gz] [--binary dist/…]
 
-Forms timed, each for ``--help``, ``--version``, an offline ``mount-audit --from-file`` and two
+Forms timed, each for ``--help``, ``--version``, an offline ``mount-audit --from-file`` and three
 shell completions as kubectl asks for them (``__complete ""``: the subcommands, from the command
-table; ``__complete fio -``: a command's flags, which imports that command's module); pass
-``--no-completion`` to leave those out, e.g. against a build from before completion existed:
+table; ``__complete fio -``: a command's flags, which imports that command's module;
+``__complete fio -s ""``: StorageClass names from the cluster); pass ``--no-completion`` to leave
+those out, e.g. against a build from before completion existed.
+
+The cluster for the StorageClass names is a local stand-in (no cluster needed): an HTTPS server in
+this process, with a throwaway CA made by ``openssl``, that answers the list of StorageClasses
+(three of them) to a bearer token, as an API server does. It measures everything up to and
+including the request: the imports, reading the kubeconfig, TLS and one round trip on loopback;
+a real API server adds its own answer time. Without ``openssl`` the row is left out.
+
+Forms:
 
 * krew (one folder): the krew archive extracted to a temporary folder, as krew installs it;
 * one file: the single-binary download (unpacks itself to a temporary folder on every run);
 * python -m: this interpreter running the checkout, with typer's rich help (the package's
-  default), and again with ``TYPER_USE_RICH=0``, the plain help the binaries print.
+  default), and again with ``TYPER_USE_RICH=0``, the plain help the binaries print;
+* ``--baseline-repo DIR``: the same two for another checkout (e.g. ``git archive BASE | tar -x -C
+  DIR``) with this interpreter, for before/after figures taken in the same rounds.
 
 Runs go round-robin over the forms so that a busy machine slows all of them alike; the table
 shows the median, min and max wall time of ``--runs`` runs after one warm-up run each.
@@ -24,14 +35,21 @@ under 700 ms.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import platform
+import shutil
+import ssl
 import statistics
 import subprocess
 import sys
 import tarfile
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -42,8 +60,21 @@ COMMANDS = {
     "mount-audit --from-file": ["mount-audit", "--from-file", str(AUDIT_FIXTURE)],
     "__complete ''": ["__complete", ""],
     "__complete fio -": ["__complete", "fio", "-"],
+    "__complete fio -s ''": ["__complete", "fio", "-s", ""],
 }
-COMPLETION = ("__complete ''", "__complete fio -")
+COMPLETION = ("__complete ''", "__complete fio -", "__complete fio -s ''")
+#: The rows that ask the cluster, and what their output must contain.
+CLUSTER_ROWS = {"__complete fio -s ''": "fast\t"}
+STORAGE_CLASSES = {
+    "kind": "StorageClassList",
+    "apiVersion": "storage.k8s.io/v1",
+    "metadata": {},
+    "items": [
+        {"metadata": {"name": name}, "provisioner": "csi.bench"}
+        for name in ("fast", "slow", "standard")
+    ],
+}
+TOKEN = "bench-token"
 
 
 def default_names() -> tuple[str, str]:
@@ -56,14 +87,75 @@ def default_names() -> tuple[str, str]:
     return f"kubectl-storage_{os_name}_{arch}.tar.gz", f"kubectl-storage_{os_name}_{arch}{suffix}"
 
 
-def time_once(argv: list[str], env: dict[str, str]) -> float:
+def time_once(argv: list[str], env: dict[str, str], expect: str = "") -> float:
     """Wall time of one run in seconds; a failing run aborts the benchmark."""
     started = time.perf_counter()
-    proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.run(argv, capture_output=True, env=env)
     elapsed = time.perf_counter() - started
     if proc.returncode not in (0, 1):  # mount-audit exits 1 when it finds problems
         raise SystemExit(f"{' '.join(argv)} exited {proc.returncode}:\n{proc.stderr.decode()}")
+    if expect and expect not in proc.stdout.decode():
+        raise SystemExit(f"{' '.join(argv)} printed no {expect!r}:\n{proc.stdout.decode()}")
     return elapsed
+
+
+class _ApiHandler(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        ok = self.headers.get("Authorization") == f"Bearer {TOKEN}"
+        ok = ok and self.path.startswith("/apis/storage.k8s.io/v1/storageclasses")
+        data = json.dumps(STORAGE_CLASSES if ok else {"kind": "Status", "code": 403}).encode()
+        self.send_response(200 if ok else 403)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def fake_api(folder: Path) -> Iterator[Path]:
+    """A local HTTPS API server that lists StorageClasses; yields a kubeconfig for it."""
+    subprocess.run(
+        [
+            *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
+            *("-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"),
+            *("-keyout", "api.key", "-out", "api.crt"),
+        ],
+        cwd=folder,
+        check=True,
+        capture_output=True,
+    )
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(folder / "api.crt", folder / "api.key")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _ApiHandler)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [
+            {
+                "name": "bench",
+                "cluster": {
+                    "server": f"https://127.0.0.1:{server.server_address[1]}",
+                    "certificate-authority": str(folder / "api.crt"),
+                },
+            }
+        ],
+        "users": [{"name": "bench", "user": {"token": TOKEN}}],
+        "contexts": [{"name": "bench", "context": {"cluster": "bench", "user": "bench"}}],
+        "current-context": "bench",
+    }
+    path = folder / "kubeconfig"
+    path.write_text(json.dumps(config))
+    try:
+        yield path
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def main() -> int:
@@ -74,56 +166,87 @@ def main() -> int:
     parser.add_argument("--binary", type=Path, default=REPO / "dist" / binary_name)
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--no-completion", action="store_true", help="skip the __complete rows")
+    parser.add_argument("--baseline-repo", type=Path, help="another checkout, for before/after")
+    parser.add_argument("--only", action="append", help="only these rows (repeatable)")
+    parser.add_argument("--no-rich", action="store_true", help="python -m with plain help only")
     args = parser.parse_args()
     commands = {k: v for k, v in COMMANDS.items() if not (args.no_completion and k in COMPLETION)}
+    if args.only:
+        commands = {k: v for k, v in commands.items() if k in args.only}
+    if shutil.which("openssl") is None:
+        print("note: no openssl; skipping the rows that ask a cluster", file=sys.stderr)
+        commands = {k: v for k, v in commands.items() if k not in CLUSTER_ROWS}
 
     env = dict(os.environ)
     env.pop("TYPER_USE_RICH", None)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    plain_env = {**env, "TYPER_USE_RICH": "0"}
-    with tempfile.TemporaryDirectory(prefix="kubectl-storage-bench-") as tmp:
-        forms: dict[str, tuple[list[str], dict[str, str]]] = {}
-        if args.archive.is_file():
-            with tarfile.open(args.archive) as tar:
-                tar.extractall(tmp, filter="data")
-            exe = "kubectl-storage.exe" if sys.platform == "win32" else "kubectl-storage"
-            forms["krew (one folder)"] = ([str(Path(tmp) / exe)], env)
-        else:
-            print(f"note: {args.archive} not found; skipping the one-folder form", file=sys.stderr)
-        if args.binary.is_file():
-            forms["one file"] = ([str(args.binary)], env)
-        else:
-            print(f"note: {args.binary} not found; skipping the one-file form", file=sys.stderr)
-        forms["python -m"] = ([args.python, "-m", "kubectl_storage"], env)
-        forms["python -m, plain help"] = ([args.python, "-m", "kubectl_storage"], plain_env)
+    env.pop("KUBECTL_STORAGE_COMPLETE_DEBUG", None)
+    with contextlib.ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="kubectl-storage-bench-"))
+        if any(k in CLUSTER_ROWS for k in commands):
+            env["KUBECONFIG"] = str(stack.enter_context(fake_api(Path(tmp))))
+        run(args, commands, env, tmp)
+    return 0
 
-        times: dict[tuple[str, str], list[float]] = {}
-        for command, command_args in commands.items():
-            for prefix, form_env in forms.values():
-                time_once(prefix + command_args, form_env)  # warm-up: page cache, font cache
-            for _ in range(args.runs):
-                for form, (prefix, form_env) in forms.items():
-                    elapsed = time_once(prefix + command_args, form_env)
-                    times.setdefault((command, form), []).append(elapsed)
+
+def run(
+    args: argparse.Namespace, commands: dict[str, list[str]], env: dict[str, str], tmp: str
+) -> None:
+    """Time every command in every form and print the table."""
+    base_env = env
+    env = {**base_env, "PYTHONPATH": str(REPO) + os.pathsep + base_env.get("PYTHONPATH", "")}
+    plain_env = {**env, "TYPER_USE_RICH": "0"}
+    forms: dict[str, tuple[list[str], dict[str, str]]] = {}
+    if args.archive.is_file():
+        with tarfile.open(args.archive) as tar:
+            tar.extractall(tmp, filter="data")
+        exe = "kubectl-storage.exe" if sys.platform == "win32" else "kubectl-storage"
+        forms["krew (one folder)"] = ([str(Path(tmp) / exe)], env)
+    else:
+        print(f"note: {args.archive} not found; skipping the one-folder form", file=sys.stderr)
+    if args.binary.is_file():
+        forms["one file"] = ([str(args.binary)], env)
+    else:
+        print(f"note: {args.binary} not found; skipping the one-file form", file=sys.stderr)
+    python_m = [args.python, "-m", "kubectl_storage"]
+    if not args.no_rich:
+        forms["python -m"] = (python_m, env)
+    forms["python -m, plain help"] = (python_m, plain_env)
+    if args.baseline_repo:
+        base = {**base_env, "PYTHONPATH": str(args.baseline_repo.resolve())}
+        if not args.no_rich:
+            forms["python -m, baseline"] = (python_m, base)
+        forms["python -m, plain help, baseline"] = (python_m, {**base, "TYPER_USE_RICH": "0"})
+
+    load_before = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    times: dict[tuple[str, str], list[float]] = {}
+    for command, command_args in commands.items():
+        expect = CLUSTER_ROWS.get(command, "")
+        for prefix, form_env in forms.values():
+            time_once(prefix + command_args, form_env, expect)  # warm-up: page cache
+        for _ in range(args.runs):
+            for form, (prefix, form_env) in forms.items():
+                elapsed = time_once(prefix + command_args, form_env, expect)
+                times.setdefault((command, form), []).append(elapsed)
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    reference = "python -m" if "python -m" in forms else "python -m, plain help"
     print(
         f"start-up, {args.runs} runs each, median (min-max) in ms; "
-        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, load {load:.1f}"
+        f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
+        f"load {load_before:.1f} before, {load:.1f} after"
     )
-    header = f"{'command':<26}{'form':<24}{'median':>8}{'min':>8}{'max':>8}{'vs python -m':>14}"
+    header = f"{'command':<26}{'form':<33}{'median':>8}{'min':>8}{'max':>8}{'vs python -m':>14}"
     print(header)
     print("-" * len(header))
     for command in commands:
-        python_median = statistics.median(times[(command, "python -m")])
+        python_median = statistics.median(times[(command, reference)])
         for form in forms:
             samples = times[(command, form)]
             median = statistics.median(samples)
             print(
-                f"{command:<26}{form:<24}{median * 1000:>8.0f}{min(samples) * 1000:>8.0f}"
+                f"{command:<26}{form:<33}{median * 1000:>8.0f}{min(samples) * 1000:>8.0f}"
                 f"{max(samples) * 1000:>8.0f}{median / python_median:>13.2f}x"
             )
-    return 0
 
 
 if __name__ == "__main__":
