@@ -3,9 +3,9 @@
 This is the only module that exits the process. Everything below it raises our errors
 (errors.py), and ``main`` turns them into one ``error:`` paragraph on stderr and an exit code.
 
-Subcommands are registered lazily: :data:`COMMANDS` names each one's module, attribute and
-one-line help, and :class:`LazyGroup` imports a command's module only when that command runs,
-its help is shown or its arguments are completed. ``kubectl storage --help`` lists every command
+Subcommands are registered lazily, all from one table (cli/commands.py, which completion reads
+too): :class:`LazyGroup` imports a command's module only when that command runs, its help is
+shown or its arguments are completed. ``kubectl storage --help`` lists every command
 from the table alone (tests/cli/test_completion.py checks the table against the docstrings).
 """
 
@@ -16,7 +16,6 @@ import importlib
 import logging
 import sys
 import traceback
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, cast
 
@@ -26,6 +25,13 @@ from typer.core import TyperCommand, TyperGroup
 from typer.models import CommandInfo, TyperInfo
 
 from kubectl_storage import __version__
+from kubectl_storage.cli.commands import (
+    BARE_FLAGS,
+    COMMANDS,
+    DEFAULT_COMMAND,
+    VALUE_FLAGS,
+    CommandEntry,
+)
 from kubectl_storage.cli.context import GlobalOptions
 from kubectl_storage.cli.help_format import tidy_help, tidy_param
 from kubectl_storage.cli.options import positive_seconds, seconds
@@ -35,68 +41,8 @@ from kubectl_storage.logs import setup_logging
 from kubectl_storage.render.output import OutputFormat
 
 PROG_NAME = "kubectl storage"
-#: Without a subcommand, `kubectl storage` runs this one.
-DEFAULT_COMMAND = "classes"
 #: kubectl (1.26+) completes `kubectl storage …` by running this executable from PATH.
 COMPLETER_NAME = "kubectl_complete-storage"
-
-
-@dataclass(frozen=True)
-class CommandEntry:
-    """Where a subcommand lives, and its one-line help for the command list."""
-
-    module: str
-    attr: str  # a command function, or a typer.Typer for a command group
-    help: str  # the first paragraph of the command's own help (a unit test keeps them equal)
-
-
-COMMANDS: dict[str, CommandEntry] = {
-    "classes": CommandEntry(
-        "kubectl_storage.cli.classes",
-        "classes_command",
-        "List StorageClasses, VolumeSnapshotClasses and CSI drivers, with notes on what is odd.",
-    ),
-    "fio": CommandEntry(
-        "kubectl_storage.cli.fio",
-        "fio_command",
-        "Benchmark StorageClasses with fio: IOPS, bandwidth and latency percentiles.",
-    ),
-    "snapshot": CommandEntry(
-        "kubectl_storage.cli.snapshot",
-        "snapshot_app",
-        "List, check, browse and copy out of VolumeSnapshots, all from the terminal.",
-    ),
-    "validate-persistence": CommandEntry(
-        "kubectl_storage.cli.validate_persistence",
-        "validate_persistence_command",
-        "Check that committed MySQL data survives pod loss on a StorageClass.",
-    ),
-    "mount-audit": CommandEntry(
-        "kubectl_storage.cli.mount_audit",
-        "mount_audit_command",
-        "Audit NFS mounts on nodes against vendor guidance and what each PV asked for.",
-    ),
-    "iscsi": CommandEntry(
-        "kubectl_storage.cli.iscsi",
-        "iscsi_command",
-        "Show iSCSI sessions and dm-multipath maps of nodes, and check them.",
-    ),
-    "cleanup": CommandEntry(
-        "kubectl_storage.cli.cleanup",
-        "cleanup_command",
-        "Find objects that kubectl-storage runs left behind, and delete them with --yes.",
-    ),
-    "rbac": CommandEntry(
-        "kubectl_storage.cli.rbac",
-        "rbac_command",
-        "Print the minimal Role and ClusterRole that COMMANDs need, ready for kubectl apply.",
-    ),
-    "completion": CommandEntry(
-        "kubectl_storage.cli.completion",
-        "completion_command",
-        "Print a shell completion script for kubectl-storage (bash, zsh or fish).",
-    ),
-}
 
 
 class LazyGroup(TyperGroup):
@@ -191,20 +137,6 @@ app = typer.Typer(
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-
-# Global flags that take a value, and those that do not; used to accept them after the subcommand.
-_VALUE_FLAGS = {
-    "--kubeconfig",
-    "--context",
-    "-n",
-    "--namespace",
-    "-o",
-    "--output",
-    "--request-timeout",
-}
-_BARE_FLAGS = {"-v", "--verbose", "-q", "--quiet"}
-#: Every global flag that may come after the subcommand (completion offers them there too).
-GLOBAL_FLAGS = frozenset(_VALUE_FLAGS | _BARE_FLAGS)
 
 
 def _version_callback(value: bool) -> None:
@@ -302,12 +234,12 @@ def hoist_global_options(args: list[str]) -> list[str]:
             rest.extend(args[i:])
             break
         name = arg.split("=", 1)[0]
-        if name in _VALUE_FLAGS:
+        if name in VALUE_FLAGS:
             front.append(arg)
             if "=" not in arg and i + 1 < len(args):
                 front.append(args[i + 1])
                 i += 1
-        elif name in _BARE_FLAGS or (len(arg) > 2 and arg[0] == "-" and set(arg[1:]) <= {"v"}):
+        elif name in BARE_FLAGS or (len(arg) > 2 and arg[0] == "-" and set(arg[1:]) <= {"v"}):
             front.append(arg)
         elif len(arg) > 2 and arg[:2] in ("-n", "-o") and not arg.startswith("--"):
             front.append(arg)  # -nfoo / -ojson
@@ -351,9 +283,11 @@ def run(argv: list[str] | None = None) -> int:
     if given and given[0] in ("__complete", "__completeNoDesc"):
         # cobra's hidden completion command, as kubectl_complete-storage and the shell scripts
         # of `kubectl storage completion` call it: never parsed as options of a command.
-        from kubectl_storage.cli.completion import complete_main  # noqa: PLC0415 - only then
+        # Imported only here: ~5 ms (protocol.py) that --help and every command would pay.
+        from kubectl_storage.cli.completion import complete_main  # noqa: PLC0415
 
-        return complete_main(given[1:], descriptions=given[0] == "__complete")
+        root = typer.main.get_command(app)
+        return complete_main(given[1:], root, descriptions=given[0] == "__complete")
     args = hoist_global_options(given)
     verbosity = _verbosity_of(args)
     try:

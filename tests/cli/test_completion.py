@@ -20,7 +20,8 @@ import pytest
 import typer
 import typer.main
 
-from kubectl_storage.cli.app import COMMANDS, GLOBAL_FLAGS, app
+from kubectl_storage.cli.app import app
+from kubectl_storage.cli.commands import COMMANDS, GLOBAL_FLAGS
 from kubectl_storage.cli.completion import (
     DEFAULT,
     NO_FILE_COMP,
@@ -28,8 +29,8 @@ from kubectl_storage.cli.completion import (
     SCRIPTS,
     Completions,
     Shell,
-    complete,
 )
+from kubectl_storage.cli.completion import complete as complete_in
 from kubectl_storage.kube import names as names_module
 from kubectl_storage.kube.names import Name
 from tests.conftest import REPO, run_cli
@@ -54,6 +55,11 @@ def all_commands() -> list[tuple[list[str], Any]]:
     return found
 
 
+def complete(words: list[str], incomplete: str) -> Completions:
+    """complete() in the tool's own command tree, as `kubectl-storage __complete` runs it."""
+    return complete_in(words, incomplete, typer.main.get_command(app))
+
+
 def values(result: Completions) -> list[str]:
     return [value for value, _ in result.candidates]
 
@@ -69,7 +75,7 @@ def no_cluster(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.parametrize("name", list(COMMANDS))
 def test_table_help_is_the_commands_own_first_paragraph(name: str) -> None:
-    """The one-line help in app.COMMANDS is the command's docstring's first paragraph."""
+    """The one-line help in commands.COMMANDS is the command's docstring's first paragraph."""
     root, ctx = root_and_context()
     command = root.get_command(ctx, name)
     assert command is not None, f"{COMMANDS[name].module}.{COMMANDS[name].attr} is missing"

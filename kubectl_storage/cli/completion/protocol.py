@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from kubectl_storage.cli.commands import COMMANDS, GLOBAL_FLAGS
+
 if TYPE_CHECKING:
     from kubectl_storage.kube.names import Name
 
@@ -94,8 +96,6 @@ def _options(command: Any, ctx: Any) -> list[Any]:
 
 def _global_options(root: Any, ctx: Any) -> list[Any]:
     """The root's options that may also come after the subcommand (app.py hoists them)."""
-    from kubectl_storage.cli.app import GLOBAL_FLAGS  # noqa: PLC0415 - app imports this module
-
     return [p for p in _options(root, ctx) if set(p.opts) & GLOBAL_FLAGS]
 
 
@@ -172,8 +172,6 @@ def _matching(names: list[tuple[str, str]], incomplete: str) -> list[tuple[str, 
 
 
 def _subcommands(state: _State, incomplete: str) -> Completions:
-    from kubectl_storage.cli.app import COMMANDS  # noqa: PLC0415 - app imports this module
-
     if not state.path:  # the root: from the table, importing nothing
         names = [(name, entry.help) for name, entry in COMMANDS.items()]
     else:
@@ -274,8 +272,6 @@ def _values(state: _State, param: Any, incomplete: str, argument_index: int = 0)
     if param.param_type_name == "option" and FILE_OPTIONS & set(param.opts):
         return Completions([], DEFAULT)
     if path in COMMAND_ARGUMENTS and param.param_type_name == "argument":
-        from kubectl_storage.cli.app import COMMANDS  # noqa: PLC0415 - app imports this module
-
         found = [(n, e.help) for n, e in COMMANDS.items() if n not in COMMAND_ARGUMENTS[path]]
         return Completions(_matching(found, incomplete), NO_FILE_COMP)
     what = _lookup_for(state, param, argument_index)
@@ -317,12 +313,9 @@ def _argument(state: _State) -> tuple[Any, int] | None:
     return None
 
 
-def complete(words: list[str], incomplete: str, root: Any = None) -> Completions:
-    """Candidates for ``incomplete``, the word under the cursor, after ``words``."""
-    if root is None:
-        from kubectl_storage.cli.app import app  # noqa: PLC0415 - app imports this module
-
-        root = typer.main.get_command(app)
+def complete(words: list[str], incomplete: str, root: Any) -> Completions:
+    """Candidates for ``incomplete``, the word under the cursor, after ``words``, in the command
+    tree of ``root`` (app.py's command group)."""
     state = _walk(root, words)
     if state.unknown:
         return Completions([], NO_FILE_COMP)
@@ -347,7 +340,7 @@ def complete(words: list[str], incomplete: str, root: Any = None) -> Completions
     return _values(state, argument[0], incomplete, argument[1])
 
 
-def complete_main(args: list[str], *, descriptions: bool = True) -> int:
+def complete_main(args: list[str], root: Any, *, descriptions: bool = True) -> int:
     """``kubectl-storage __complete WORD… CURRENT``: cobra's output on stdout, nothing on
     stderr, exit code 0 whatever happens."""
     if os.environ.get(DEBUG_ENV) != "1":
@@ -359,7 +352,7 @@ def complete_main(args: list[str], *, descriptions: bool = True) -> int:
         logging.disable(logging.CRITICAL)
     words, incomplete = (args[:-1], args[-1]) if args else ([], "")
     try:
-        result = complete(words, incomplete)
+        result = complete(words, incomplete, root)
     except Exception:  # completion must never break the prompt
         if os.environ.get(DEBUG_ENV) == "1":
             raise
