@@ -203,7 +203,9 @@ def target(settings: ConnectionSettings) -> Target:
         raise UnsupportedError("a proxy is configured in the environment")
     config = _load(_kubeconfig_paths(settings))
     if not (config.contexts or config.clusters):
-        raise UnsupportedError("no kubeconfig (in a pod, the client reads the service account)")
+        if os.environ.get("KUBERNETES_SERVICE_HOST"):
+            raise UnsupportedError("in a pod without a kubeconfig: the client's in-cluster config")
+        raise RequestError("no kubeconfig")
     name = settings.context or config.current
     context = config.contexts.get(name or "")
     if context is None:
@@ -218,11 +220,15 @@ def target(settings: ConnectionSettings) -> Target:
     if unsupported:
         raise UnsupportedError(", ".join(unsupported))
 
-    credential = _exec_credential(user, cluster) if user.value.get("exec") else {}
-    headers = {"Accept": "application/json", "User-Agent": "kubectl-storage"}
-    token = credential.get("token") or user.value.get("token")
+    # The client's order: a token (or token file) first; the exec plugin runs only without one.
+    token = user.value.get("token")
     if not token and user.value.get("tokenFile"):
         token = (user.base / Path(user.value["tokenFile"]).expanduser()).read_text().strip()
+    credential: JsonDict = {}
+    if not token and user.value.get("exec"):
+        credential = _exec_credential(user, cluster)
+        token = credential.get("token")
+    headers = {"Accept": "application/json", "User-Agent": "kubectl-storage"}
     if token:
         headers["Authorization"] = f"Bearer {token}"
 

@@ -221,6 +221,16 @@ def test_exec_plugin(tmp_path: Path, pki: Path, server: tuple[int, _Seen], retur
         assert seen.requests[0]["client"] == "alice"
 
 
+def test_a_token_wins_over_the_exec_plugin_as_in_the_client(
+    tmp_path: Path, pki: Path, server: tuple[int, _Seen]
+) -> None:
+    port, seen = server
+    user = {"token": "t0ken", "exec": {"apiVersion": "v1", "command": "/nonexistent/plugin"}}
+    config = _kubeconfig(tmp_path, port, user, **{"certificate-authority": str(pki / "ca.crt")})
+    assert _names(config) == ["fast", "slow"]
+    assert seen.requests[0]["authorization"] == "Bearer t0ken"
+
+
 def test_a_certificate_for_another_name_is_refused(
     tmp_path: Path, pki: Path, server: tuple[int, _Seen]
 ) -> None:
