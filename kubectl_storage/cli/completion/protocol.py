@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from kubectl_storage.cli.commands import COMMANDS, GLOBAL_FLAGS
+from kubectl_storage.cli.help_format import value_label  # app.py has imported it already
 
 if TYPE_CHECKING:
     from kubectl_storage.kube.names import Name
@@ -264,8 +265,6 @@ def _lookup_for(state: _State, param: Any, argument_index: int) -> str | None:
 
 def _values(state: _State, param: Any, incomplete: str, argument_index: int = 0) -> Completions:
     """Candidates for the value of an option or argument."""
-    from kubectl_storage.cli.help_format import value_label  # noqa: PLC0415 - runtime only
-
     path = tuple(state.path)
     if param.param_type_name == "argument" and FILE_ARGUMENTS.get(path) == argument_index:
         return Completions([], DEFAULT)
