@@ -17,7 +17,6 @@ from typing import Any
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.objects import dig, is_default_storage_class, name_of
-from kubectl_storage.kube import direct
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.connection import (
     ConnectionSettings,
@@ -83,6 +82,10 @@ LOOKUPS: dict[str, tuple[kinds.ResourceKind, Callable[[dict[str, Any]], str]]] =
 
 
 def _list(what: str, settings: ConnectionSettings, timeout_s: float) -> list[Name]:
+    # Imported here, inside the bounded thread, as the client is: ssl, http.client and yaml
+    # are part of the wait, which must end within the timeout however long they take.
+    from kubectl_storage.kube import direct  # noqa: PLC0415
+
     kind, describe = LOOKUPS[what]
     namespace = resolve_namespace(settings) if kind.namespaced else None
     try:
