@@ -274,13 +274,10 @@ def _write_latency_probe(probe: LatencyProbe, out: TextIO) -> None:
     if not rows:
         return
     out.write("\n")
-    headers = [
-        "4k at queue depth 1",
-        "volume (µs, per round)",
-        "disk (µs, per round)",
-        "disk's fastest / volume's slowest",
-    ]
-    write_table(rows, headers, out, title="Latency probe (median per round, rounds interleaved)")
+    # headers are upper-cased, and an upper-case micro sign is a Greek capital mu: unit in the title
+    headers = ["4k at queue depth 1", "volume", "node's disk", "disk's fastest / volume's slowest"]
+    title = "Latency probe: median µs per round, rounds interleaved"
+    write_table(rows, headers, out, title=title)
 
 
 def _rounds(values: Sequence[float]) -> str:

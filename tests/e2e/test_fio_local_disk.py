@@ -99,7 +99,7 @@ def test_the_table_shows_the_disk_beside_the_volume(cluster, namespace) -> None:
     table = run_cli("fio", "-s", "csi-hostpath-sc", *QUICK, "-n", namespace)
     assert table.exit_code == 0, table.stderr
     assert "The same jobs on the node's own disk of tk8s-node" in table.stdout
-    assert "Latency probe (median per round, rounds interleaved)" in table.stdout
+    assert "Latency probe: median µs per round, rounds interleaved" in table.stdout
     assert "fio.local-disk" in table.stdout
     assert _managed(cluster, namespace) == []
 

@@ -249,7 +249,7 @@ def test_the_table_shows_the_disk_and_the_probe_beside_the_volume() -> None:
         "fio-3.33-quick-vda-ext4-a.json", "read_iops", "read"
     )
     assert f"({ratio:.2f}x)" in text
-    assert "Latency probe (median per round, rounds interleaved)" in text
+    assert "Latency probe: median µs per round, rounds interleaved" in text
     assert " ".join(f"{v:.1f}" for v in _medians("disk-ext4", "probe_write")) in text
 
 
