@@ -26,8 +26,6 @@ from kubectl_storage.kube import direct
 from kubectl_storage.kube.connection import ConnectionSettings
 from kubectl_storage.kube.names import list_names
 
-pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
-
 SERVER_NAME = "kubernetes.test"  # the server certificate's only name: 127.0.0.1 is not in it
 
 
