@@ -40,7 +40,7 @@ class Connection:
     request_timeout_s: float | None
 
 
-def _kubeconfig_paths(settings: ConnectionSettings) -> list[str]:
+def kubeconfig_paths(settings: ConnectionSettings) -> list[str]:
     """Files kubectl would read: --kubeconfig, else all of KUBECONFIG, else ~/.kube/config."""
     if settings.kubeconfig:
         return [settings.kubeconfig]
@@ -68,7 +68,7 @@ def resolve_namespace(settings: ConnectionSettings) -> str:
     current: str | None = settings.context
     contexts: dict[str, Any] = {}
     found_file = False
-    for path in _kubeconfig_paths(settings):
+    for path in kubeconfig_paths(settings):
         try:
             document = yaml.safe_load(Path(path).read_text())
         except (OSError, yaml.YAMLError):
@@ -101,7 +101,7 @@ def connect(settings: ConnectionSettings) -> Connection:
     from kubernetes import client, config  # noqa: PLC0415 - heavy import, only for cluster commands
     from kubernetes.config.config_exception import ConfigException  # noqa: PLC0415 - runtime only
 
-    paths = _kubeconfig_paths(settings)
+    paths = kubeconfig_paths(settings)
     existing = [p for p in paths if Path(p).is_file()]
     in_cluster = bool(os.environ.get("KUBERNETES_SERVICE_HOST")) and not existing
     if settings.kubeconfig and not existing:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
-from kubectl_storage.kube.connection import ConnectionSettings, _kubeconfig_paths
+from kubectl_storage.kube.connection import ConnectionSettings, kubeconfig_paths
 
 JsonDict = dict[str, Any]
 
@@ -201,7 +201,7 @@ def target(settings: ConnectionSettings) -> Target:
     """
     if any(os.environ.get(v) or os.environ.get(v.upper()) for v in _PROXY_VARIABLES):
         raise UnsupportedError("a proxy is configured in the environment")
-    config = _load(_kubeconfig_paths(settings))
+    config = _load(kubeconfig_paths(settings))
     if not (config.contexts or config.clusters):
         if os.environ.get("KUBERNETES_SERVICE_HOST"):
             raise UnsupportedError("in a pod without a kubeconfig: the client's in-cluster config")

@@ -20,8 +20,8 @@ from kubectl_storage.core.k8s.objects import dig, is_default_storage_class, name
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.connection import (
     ConnectionSettings,
-    _kubeconfig_paths,
     connect,
+    kubeconfig_paths,
     resolve_namespace,
 )
 
@@ -131,7 +131,7 @@ def context_names(settings: ConnectionSettings) -> list[Name]:
     import yaml  # noqa: PLC0415 - only completion of --context reads the files itself
 
     contexts: dict[str, str] = {}
-    for path in _kubeconfig_paths(settings):
+    for path in kubeconfig_paths(settings):
         try:
             document = yaml.safe_load(Path(path).read_text())
         except (OSError, yaml.YAMLError):
