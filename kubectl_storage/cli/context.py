@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from kubectl_storage.operations.pipeline import Command, Plan, Session
 
 RequestT = TypeVar("RequestT")
+GatheredT = TypeVar("GatheredT")
 OutT = TypeVar("OutT", bound="Report")
 PlanT = TypeVar("PlanT", bound="Plan")
 ReportT = TypeVar("ReportT")
@@ -81,7 +82,7 @@ class GlobalOptions:
 
     def execute(
         self,
-        command: Command[RequestT, PlanT, ReportT],
+        command: Command[RequestT, GatheredT, PlanT, ReportT],
         request: RequestT,
         *,
         dry_run: bool = False,

@@ -172,7 +172,7 @@ def fio_command(
     """
     from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415 - runtime only
     from kubectl_storage.core.k8s.manifests import PodIdentity  # noqa: PLC0415 - runtime only
-    from kubectl_storage.operations.fio import FioCommand, FioRequest  # noqa: PLC0415 - runtime only
+    from kubectl_storage.operations.fio import FIO_COMMAND, FioRequest  # noqa: PLC0415 - runtime only
 
     options = options_of(ctx)
     threshold = _parse_percent(max_regression)
@@ -231,7 +231,7 @@ def fio_command(
         compare_local=compare_local,
     )
     measured = options.execute(
-        FioCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
+        FIO_COMMAND, request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
     )
     if measured is not None:
         _log_prefills(measured)

@@ -149,7 +149,7 @@ def validate_persistence_command(
     """
     from kubectl_storage.core.k8s.images import MYSQL_IMAGE, TOOLBOX_IMAGE, with_registry  # noqa: PLC0415 - runtime only
     from kubectl_storage.operations.validate_persistence import (  # noqa: PLC0415 - loaded when the command runs, not for its --help
-        PersistenceCommand,
+        PERSISTENCE_COMMAND,
         PersistenceRequest,
     )
     from kubectl_storage.render.validate_persistence import write_persistence_table  # noqa: PLC0415 - runtime only
@@ -180,7 +180,7 @@ def validate_persistence_command(
         else None,
     )
     report = options.execute(
-        PersistenceCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
+        PERSISTENCE_COMMAND, request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
     )
     if report is None:
         return

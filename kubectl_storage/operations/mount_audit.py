@@ -62,6 +62,7 @@ from kubectl_storage.operations.node_inspection import (
     InspectionCommand,
     InspectionKind,
     NodeOutput,
+    inspection_command,
 )
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ MOUNT_AUDIT_INSPECTION = InspectionKind("mount-audit", MOUNT_SECTIONS, privilege
 
 def mount_audit_command(profile: str | None) -> InspectionCommand[MountAuditReport]:
     """The pipeline command: debug pods on the chosen nodes, then :func:`audit_nodes`."""
-    return InspectionCommand(
+    return inspection_command(
         MOUNT_AUDIT_INSPECTION, lambda api, outputs: audit_nodes(api, outputs, profile)
     )
 

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.labels import object_name, with_run_labels
@@ -24,7 +24,7 @@ from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.podexec import exec_in_pod
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.kube.waits import pod_running, wait_for
-from kubectl_storage.operations.pipeline import Progress
+from kubectl_storage.operations.pipeline import Command
 from kubectl_storage.operations.preflight import ClusterFacts, Requirements
 
 log = logging.getLogger(__name__)
@@ -192,58 +192,49 @@ NODE_POD_NEEDS = (
 ReportT = TypeVar("ReportT")
 
 
-class InspectionCommand(Generic[ReportT]):
+def inspection_requirements(request: InspectionRequest) -> Requirements:
+    """Privileged pods, and the writes of the command's RBAC row."""
+    return Requirements(
+        pod_security="privileged",
+        pod_security_reason=NODE_POD_NEEDS,
+        doing=f"inspect nodes ({request.command})",
+    )
+
+
+def plan_inspection(
+    request: InspectionRequest, facts: ClusterFacts, nodes: list[JsonDict] | None, run_id: str
+) -> InspectionPlan:
+    """The nodes (NotReady ones get no pod) and their debug pods; ``nodes`` is None offline,
+    where the named nodes are planned as given."""
+    if nodes is None:
+        chosen = [(name, "") for name in request.nodes]
+    else:
+        chosen = [(node["metadata"]["name"], node_not_ready_reason(node) or "") for node in nodes]
+    runnable = [name for name, reason in chosen if not reason]
+    pods = {m["spec"]["nodeName"]: m for m in inspection_manifests(request, run_id, runnable)}
+    return InspectionPlan(run_id, request, tuple(chosen), pods)
+
+
+#: A node command's stages: it gathers the node objects and plans a debug pod per node.
+InspectionCommand = Command[InspectionRequest, list[JsonDict], InspectionPlan, ReportT]
+
+
+def inspection_command(
+    kind: InspectionKind, report: Callable[[KubeApi, list[NodeOutput]], ReportT]
+) -> InspectionCommand[ReportT]:
     """A node command (mount-audit, iscsi) as pipeline stages; ``report`` turns the nodes'
     outputs into the command's typed report."""
-
-    def __init__(
-        self, kind: InspectionKind, report: Callable[[KubeApi, list[NodeOutput]], ReportT]
-    ) -> None:
-        """A command for one kind of inspection."""
-        self.rbac_name = kind.command
-        self.label = kind.command
-        self._report = report
-
-    def validate(self, request: InspectionRequest) -> None:
-        """See :func:`validate_inspection`."""
-        validate_inspection(request)
-
-    def requirements(self, request: InspectionRequest) -> Requirements:
-        """Privileged pods, and the writes of the command's RBAC row."""
-        return Requirements(
-            pod_security="privileged",
-            pod_security_reason=NODE_POD_NEEDS,
-            doing=f"inspect nodes ({request.command})",
-        )
-
-    def plan_offline(self, request: InspectionRequest) -> bool:
-        """Nodes named on the command line need no lookup to plan."""
-        return bool(request.nodes)
-
-    def plan(
-        self,
-        request: InspectionRequest,
-        facts: ClusterFacts,
-        run_id: str,
-        api: KubeApi | None,
-    ) -> InspectionPlan:
-        """The nodes (looked up, so a NotReady one gets no pod) and their debug pods."""
-        if api is None:
-            chosen = [(name, "") for name in request.nodes]
-        else:
-            chosen = [
-                (node["metadata"]["name"], node_not_ready_reason(node) or "")
-                for node in select_nodes(api, request)
-            ]
-        runnable = [name for name, reason in chosen if not reason]
-        pods = {m["spec"]["nodeName"]: m for m in inspection_manifests(request, run_id, runnable)}
-        return InspectionPlan(run_id, request, tuple(chosen), pods)
-
-    def run(
-        self, api: KubeApi, plan: InspectionPlan, scope: RunScope, progress: Progress
-    ) -> ReportT:
-        """Inspect the nodes, then build the command's report."""
-        return self._report(api, inspect_nodes(api, plan, scope))
+    return Command(
+        rbac_name=kind.command,
+        label=kind.command,
+        validate=validate_inspection,
+        requirements=inspection_requirements,
+        # Nodes named on the command line need no lookup to plan.
+        plan_offline=lambda request: bool(request.nodes),
+        gather=lambda api, request, facts: select_nodes(api, request),
+        plan=plan_inspection,
+        run=lambda api, plan, scope, progress: report(api, inspect_nodes(api, plan, scope)),
+    )
 
 
 def inspect_nodes(api: KubeApi, plan: InspectionPlan, scope: RunScope) -> list[NodeOutput]:

@@ -1,13 +1,15 @@
 """The one pipeline every command that creates objects runs (design.md section 2).
 
     options (typed flags, cli/) → complete() (namespace once, no network; cli/context.py)
-    → validate() (pure: every usage error, before any connection)
-    → preflight() (read-only cluster checks, operations/preflight.py)
-    → plan(run_id) (the labelled manifests; --dry-run prints exactly these)
+    → validate (pure: every usage error, before any connection)
+    → preflight (read-only cluster checks of every named input, operations/preflight.py)
+    → gather (the cluster reads the plan needs, once)
+    → plan(run_id) (pure: the labelled manifests; --dry-run prints exactly these)
     → run(plan) inside the run scope → one typed report
 
-A command implements :class:`Command`; :func:`execute` runs the stages in that order and is the
-only place that decides when the cluster is contacted and when a run scope opens.
+A command is a :class:`Command`: a table of its stage functions, no class of its own.
+:func:`execute` runs the stages in that order and is the only place that decides when the
+cluster is contacted and when a run scope opens.
 """
 
 from __future__ import annotations
@@ -24,10 +26,11 @@ from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.logs import tick
 from kubectl_storage.operations.preflight import ClusterFacts, Requirements, preflight
 
-RequestT = TypeVar("RequestT", contravariant=True)
+RequestT = TypeVar("RequestT")
+GatheredT = TypeVar("GatheredT")
 PlanT = TypeVar("PlanT", bound="Plan")
+ReportT = TypeVar("ReportT")
 log = logging.getLogger(__name__)
-ReportT = TypeVar("ReportT", covariant=True)
 
 Step = Callable[[str], None]
 
@@ -58,35 +61,30 @@ class Plan(Protocol):
         ...
 
 
-class Command(Protocol[RequestT, PlanT, ReportT]):
-    """One subcommand's stages; each is a plain method so tests can call them one by one."""
+def nothing_to_gather(api: KubeApi, request: object, facts: ClusterFacts) -> None:
+    """The gather stage of a command whose plan needs nothing beyond preflight's facts."""
+
+
+@dataclass(frozen=True)
+class Command(Generic[RequestT, GatheredT, PlanT, ReportT]):
+    """One subcommand's stages, each a plain function so tests can call them one by one."""
 
     #: The RBAC table row (core/rbac.py) whose permissions preflight checks.
     rbac_name: str
     #: The ``kubectl-storage/command`` label of everything the run creates.
     label: str
-
-    def validate(self, request: RequestT) -> None:
-        """Refuse bad input (UsageError); pure, no cluster."""
-        ...
-
-    def requirements(self, request: RequestT) -> Requirements:
-        """What preflight must check for this request."""
-        ...
-
-    def plan_offline(self, request: RequestT) -> bool:
-        """Whether --dry-run can plan from the flags alone, without reading the cluster."""
-        ...
-
-    def plan(
-        self, request: RequestT, facts: ClusterFacts, run_id: str, api: KubeApi | None
-    ) -> PlanT:
-        """The labelled manifests (``api`` is None for an offline --dry-run)."""
-        ...
-
-    def run(self, api: KubeApi, plan: PlanT, scope: RunScope, progress: Progress) -> ReportT:
-        """Create exactly the plan's objects through ``scope``, and report."""
-        ...
+    #: Refuse bad input (UsageError); pure, no cluster.
+    validate: Callable[[RequestT], object]
+    #: What preflight must check for this request.
+    requirements: Callable[[RequestT], Requirements]
+    #: Whether --dry-run can plan from the flags alone, without reading the cluster.
+    plan_offline: Callable[[RequestT], bool]
+    #: The only cluster reads between preflight and run: what the plan needs to decide.
+    gather: Callable[[KubeApi, RequestT, ClusterFacts], GatheredT]
+    #: Pure: the labelled manifests (``gathered`` is None for an offline --dry-run).
+    plan: Callable[[RequestT, ClusterFacts, GatheredT | None, str], PlanT]
+    #: Create exactly the plan's objects through the scope, and report.
+    run: Callable[[KubeApi, PlanT, RunScope, Progress], ReportT]
 
 
 @dataclass(frozen=True)
@@ -112,17 +110,19 @@ class Outcome(Generic[PlanT, ReportT]):
 
 
 def execute(
-    command: Command[RequestT, PlanT, ReportT], request: RequestT, session: Session
+    command: Command[RequestT, GatheredT, PlanT, ReportT], request: RequestT, session: Session
 ) -> Outcome[PlanT, ReportT]:
-    """Validate, check the cluster, plan and run; or stop after the plan for --dry-run."""
+    """Validate, check the cluster, gather, plan and run; or stop after the plan for
+    --dry-run."""
     command.validate(request)
     run_id = new_run_id()
     if session.dry_run and command.plan_offline(request):
-        plan = command.plan(request, ClusterFacts.offline(session.namespace), run_id, None)
+        plan = command.plan(request, ClusterFacts.offline(session.namespace), None, run_id)
         return Outcome(plan, None, read_cluster=False)
     api = session.connect()
     facts = preflight(api, command.rbac_name, session.namespace, command.requirements(request))
-    plan = command.plan(request, facts, run_id, api)
+    gathered = command.gather(api, request, facts)
+    plan = command.plan(request, facts, gathered, run_id)
     if session.dry_run:
         return Outcome(plan, None)
     with RunScope(

@@ -64,6 +64,8 @@ class Requirements:
     default_storage_class: bool = False
     snapshot_api: bool = False
     pvcs: tuple[str, ...] = ()
+    #: VolumeSnapshots the user named (in the run's namespace).
+    snapshots: tuple[str, ...] = ()
     #: Nodes the user named (--node, --restore-node).
     nodes: tuple[str, ...] = ()
     #: Optional permissions that apply (core.rbac.Condition values).
@@ -83,6 +85,7 @@ class ClusterFacts:
     storage_classes: dict[str, JsonDict] = field(default_factory=dict)
     default_storage_class: str | None = None
     pvcs: dict[str, JsonDict] = field(default_factory=dict)
+    snapshots: dict[str, JsonDict] = field(default_factory=dict)
     #: False for an offline --dry-run: nothing above was read from a cluster.
     read_from_cluster: bool = True
 
@@ -102,7 +105,7 @@ def preflight(api: KubeApi, command: str, namespace: str, needs: Requirements) -
     """Check the cluster for one run of ``command`` in ``namespace``; read-only.
 
     Raises:
-        NotFoundError: the namespace, a class, a claim or the snapshot API is missing.
+        NotFoundError: the namespace, a class, a claim, a snapshot or the snapshot API is missing.
         ForbiddenError: Pod Security or RBAC does not allow the run.
         UsageError: no class given and the cluster has no single default class.
     """
@@ -141,6 +144,15 @@ def preflight(api: KubeApi, command: str, namespace: str, needs: Requirements) -
                 "Check the name and the namespace (-n).",
             )
         pvcs[claim] = pvc
+    snapshots: dict[str, JsonDict] = {}
+    for name in needs.snapshots:
+        snapshot = api.get_or_none(kinds.VOLUME_SNAPSHOT, name, namespace)
+        if snapshot is None:
+            raise NotFoundError(
+                f'VolumeSnapshot "{name}" does not exist in namespace {namespace}',
+                f"kubectl storage snapshot list -n {namespace} shows the snapshots there.",
+            )
+        snapshots[name] = snapshot
     _require_nodes(api, needs.nodes)
     require_permissions(api, command, namespace, needs)
     return ClusterFacts(
@@ -150,6 +162,7 @@ def preflight(api: KubeApi, command: str, namespace: str, needs: Requirements) -
         storage_classes=classes,
         default_storage_class=default,
         pvcs=pvcs,
+        snapshots=snapshots,
     )
 
 

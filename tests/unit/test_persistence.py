@@ -55,8 +55,8 @@ from kubectl_storage.core.validate_persistence.writer import (
 from kubectl_storage.errors import UsageError
 from kubectl_storage.operations.preflight import ClusterFacts as PreflightFacts
 from kubectl_storage.operations.validate_persistence import (
+    PERSISTENCE_COMMAND,
     NodeFacts,
-    PersistenceCommand,
     PersistenceRequest,
     new_password,
     plan_disruptions,
@@ -196,7 +196,7 @@ def test_labels_tie_the_pod_to_the_statefulset() -> None:
 
 def test_plan_shows_no_password_and_carries_the_run_labels() -> None:
     request = PersistenceRequest(storage_class="fast", namespace="db")
-    plan = PersistenceCommand().plan(request, PreflightFacts.offline("db"), "r1", None)
+    plan = PERSISTENCE_COMMAND.plan(request, PreflightFacts.offline("db"), None, "r1")
     secret, sts = plan.manifests()
     assert secret["stringData"]["password"] == PASSWORD_PLACEHOLDER
     assert sts["kind"] == "StatefulSet"
@@ -208,7 +208,7 @@ def test_plan_shows_no_password_and_carries_the_run_labels() -> None:
 def test_plan_takes_the_default_class_and_leaves_assigned_uids_unset() -> None:
     request = PersistenceRequest(storage_class=None, namespace="db")
     facts = PreflightFacts(namespace="db", assigns_uids=True, default_storage_class="std")
-    plan = PersistenceCommand().plan(request, facts, "r1", None)
+    plan = PERSISTENCE_COMMAND.plan(request, facts, None, "r1")
     assert plan.request.storage_class == "std"
     assert plan.deployment.run_as_user is None
 

@@ -48,8 +48,8 @@ from kubectl_storage.core.validate_persistence.rows import StoredRow, compare_ro
 from kubectl_storage.errors import UsageError
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.operations.validate_persistence import (
+    PERSISTENCE_COMMAND,
     NodeFacts,
-    PersistenceCommand,
     PersistenceRequest,
     plan_disruptions,
     validate_request,
@@ -184,9 +184,9 @@ def test_node_drain_is_opt_in_and_needs_a_second_node() -> None:
     assert only[0] is Disruption.NODE_DRAIN
     assert "needs a second schedulable node" in only[1]
     assert plan_disruptions(drill, NodeFacts(("a", "b"))) == [(Disruption.NODE_DRAIN, "")]
-    conditions = PersistenceCommand().requirements(drill).conditions
+    conditions = PERSISTENCE_COMMAND.requirements(drill).conditions
     assert {"reschedule", "node-drain", "pvc-volume"} <= set(conditions)
-    assert "node-drain" not in PersistenceCommand().requirements(default).conditions
+    assert "node-drain" not in PERSISTENCE_COMMAND.requirements(default).conditions
 
 
 def test_the_control_says_it_cannot_judge_a_crash() -> None:

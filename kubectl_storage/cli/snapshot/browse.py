@@ -94,7 +94,7 @@ def browse_command(
         kubectl storage snapshot browse old-snap --storage-class fast --tree -o json
     """
     from kubectl_storage.operations.snapshot import (  # noqa: PLC0415 - loaded when the command runs, not for its --help
-        BrowseCommand,
+        SNAPSHOT_BROWSE_COMMAND,
         BrowseMode,
         BrowseRequest,
         SnapshotSource,
@@ -131,7 +131,7 @@ def browse_command(
         has_terminal=dry_run or (_is_tty(sys.stdin) and _is_tty(sys.stdout)),
     )
     result = options.execute(
-        BrowseCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
+        SNAPSHOT_BROWSE_COMMAND, request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
     )
     if result is None:
         return

@@ -139,7 +139,7 @@ def check_command(
 
         kubectl storage snapshot check -s fast --snapshot-class fast-snaps --dry-run
     """
-    from kubectl_storage.operations.snapshot import CheckCommand, CheckRequest  # noqa: PLC0415 - runtime only
+    from kubectl_storage.operations.snapshot import SNAPSHOT_CHECK_COMMAND, CheckRequest  # noqa: PLC0415 - runtime only
     from kubectl_storage.render.snapshot import write_check_table  # noqa: PLC0415 - runtime only
 
     options = options_of(ctx)
@@ -155,7 +155,7 @@ def check_command(
         volume_mode=volume_mode,
     )
     report = options.execute(
-        CheckCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
+        SNAPSHOT_CHECK_COMMAND, request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
     )
     if report is None:
         return

@@ -72,7 +72,7 @@ def cp_command(
     """
     from kubectl_storage.core.snapshot.snapshots import parse_snapshot_ref  # noqa: PLC0415 - runtime only
     from kubectl_storage.operations.snapshot import (  # noqa: PLC0415 - loaded when the command runs, not for its --help
-        CopyCommand,
+        SNAPSHOT_COPY_COMMAND,
         CopyRequest,
         SnapshotSource,
     )
@@ -98,7 +98,7 @@ def cp_command(
         force=force,
     )
     report = options.execute(
-        CopyCommand(), request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
+        SNAPSHOT_COPY_COMMAND, request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
     )
     if report is not None:
         options.emit(report, write_copy_table)

@@ -6,8 +6,8 @@ runs inside the benchmark pod, run.py creates the plan class by class and runs f
 or ``fio --client`` driving ``--clients N`` servers); command.py ties them to the pipeline.
 """
 
-from kubectl_storage.operations.fio.command import FioCommand
+from kubectl_storage.operations.fio.command import FIO_COMMAND
 from kubectl_storage.operations.fio.plan import FioPlan
 from kubectl_storage.operations.fio.request import FioRequest
 
-__all__ = ["FioCommand", "FioPlan", "FioRequest"]
+__all__ = ["FIO_COMMAND", "FioPlan", "FioRequest"]

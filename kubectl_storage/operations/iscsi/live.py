@@ -13,6 +13,7 @@ from kubectl_storage.operations.node_inspection import (
     InspectionCommand,
     InspectionKind,
     NodeOutput,
+    inspection_command,
 )
 
 log = logging.getLogger(__name__)
@@ -27,7 +28,7 @@ ISCSI_INSPECTION = InspectionKind("iscsi", SECTIONS, privileged=True)
 def iscsi_command() -> InspectionCommand[IscsiReport]:
     """The pipeline command: privileged debug pods on the chosen nodes, then
     :func:`inspect_iscsi`."""
-    return InspectionCommand(ISCSI_INSPECTION, inspect_iscsi)
+    return inspection_command(ISCSI_INSPECTION, inspect_iscsi)
 
 
 def inspect_iscsi(api: KubeApi, outputs: list[NodeOutput]) -> IscsiReport:

@@ -11,14 +11,14 @@ through the run scope, so it is deleted on success, failure, timeout, Ctrl-C and
 """
 
 from kubectl_storage.operations.snapshot.browse import (
-    BrowseCommand,
+    SNAPSHOT_BROWSE_COMMAND,
     BrowseMode,
     BrowsePlan,
     BrowseRequest,
     BrowseResult,
     validate_browse,
 )
-from kubectl_storage.operations.snapshot.check import CheckCommand
+from kubectl_storage.operations.snapshot.check import SNAPSHOT_CHECK_COMMAND
 from kubectl_storage.operations.snapshot.check_plan import (
     CheckManifests,
     CheckPlan,
@@ -28,7 +28,7 @@ from kubectl_storage.operations.snapshot.check_plan import (
 )
 from kubectl_storage.operations.snapshot.common import PodSettings, SnapshotSource
 from kubectl_storage.operations.snapshot.copy import (
-    CopyCommand,
+    SNAPSHOT_COPY_COMMAND,
     CopyPlan,
     CopyRequest,
     copy_destination,
@@ -38,16 +38,16 @@ from kubectl_storage.operations.snapshot.listing import list_snapshots
 from kubectl_storage.operations.snapshot.restore import RestorePlan, plan_restore
 
 __all__ = [
-    "BrowseCommand",
+    "SNAPSHOT_BROWSE_COMMAND",
+    "SNAPSHOT_CHECK_COMMAND",
+    "SNAPSHOT_COPY_COMMAND",
     "BrowseMode",
     "BrowsePlan",
     "BrowseRequest",
     "BrowseResult",
-    "CheckCommand",
     "CheckManifests",
     "CheckPlan",
     "CheckRequest",
-    "CopyCommand",
     "CopyPlan",
     "CopyRequest",
     "PodSettings",

@@ -21,7 +21,6 @@ from kubectl_storage.errors import (
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.podstream import exec_interactive
 from kubectl_storage.kube.run_scope import RunScope
-from kubectl_storage.operations.pipeline import Progress
 from kubectl_storage.operations.snapshot.common import (
     PodSettings,
     SnapshotSource,
@@ -29,7 +28,7 @@ from kubectl_storage.operations.snapshot.common import (
     exec_tool,
 )
 from kubectl_storage.operations.snapshot.restore import in_snapshot, mount_snapshot, when_ready
-from kubectl_storage.operations.snapshot.restoring import MountPlan, RestoringCommand
+from kubectl_storage.operations.snapshot.restoring import MountPlan, restoring_command
 
 log = logging.getLogger(__name__)
 
@@ -66,22 +65,6 @@ class BrowseResult:
 
 
 BrowsePlan = MountPlan[BrowseRequest]
-
-
-class BrowseCommand(RestoringCommand[BrowseRequest, BrowseResult]):
-    """`kubectl storage snapshot browse` as pipeline stages."""
-
-    label = "snapshot-browse"
-
-    def validate(self, request: BrowseRequest) -> None:
-        """See :func:`validate_browse`."""
-        validate_browse(request)
-
-    def run(
-        self, api: KubeApi, plan: BrowsePlan, scope: RunScope, progress: Progress
-    ) -> BrowseResult:
-        """See :func:`run_browse`."""
-        return run_browse(api, plan, scope, progress.step)
 
 
 def _shell_command(term: str) -> list[str]:
@@ -194,3 +177,10 @@ def _listing_exec(
     if outcome.stderr.strip():
         log.warning("%s", outcome.stderr.strip()[:800])
     return outcome.stdout
+
+
+SNAPSHOT_BROWSE_COMMAND = restoring_command(
+    "snapshot-browse",
+    validate_browse,
+    lambda api, plan, scope, progress: run_browse(api, plan, scope, progress.step),
+)

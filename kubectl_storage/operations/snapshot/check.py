@@ -9,10 +9,8 @@ import time
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.objects import dig
-from kubectl_storage.core.rbac import Condition
 from kubectl_storage.core.snapshot.freeze import (
     FreezeResult,
-    freeze_refusal,
 )
 from kubectl_storage.core.snapshot.log_writer import (
     Ack,
@@ -39,8 +37,8 @@ from kubectl_storage.errors import (
 )
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.run_scope import RunScope
-from kubectl_storage.operations.pipeline import Progress
-from kubectl_storage.operations.preflight import ClusterFacts, Requirements
+from kubectl_storage.operations.pipeline import Command
+from kubectl_storage.operations.preflight import ClusterFacts
 from kubectl_storage.operations.snapshot.check_plan import (
     BLOCK_SCRIPTS,
     CHECK_COMMAND,
@@ -48,7 +46,8 @@ from kubectl_storage.operations.snapshot.check_plan import (
     CheckPlan,
     CheckRequest,
     check_manifests,
-    choose_check_snapshot_class,
+    check_requirements,
+    plan_check,
     validate_check,
 )
 from kubectl_storage.operations.snapshot.common import (
@@ -75,78 +74,11 @@ from kubectl_storage.operations.snapshot.under_load import (
 log = logging.getLogger(__name__)
 
 
-class CheckCommand:
-    """`kubectl storage snapshot check` as pipeline stages."""
-
-    rbac_name = "snapshot"
-    label = CHECK_COMMAND
-
-    def validate(self, request: CheckRequest) -> None:
-        """See :func:`validate_check`."""
-        validate_check(request)
-
-    def requirements(self, request: CheckRequest) -> Requirements:
-        """The class (or the default one), the snapshot API, and the writes of a check."""
-        return Requirements(
-            storage_classes=(request.storage_class,) if request.storage_class else (),
-            default_storage_class=request.storage_class is None,
-            snapshot_api=True,
-            nodes=tuple(
-                n
-                for n in (request.pods.placement.node_name, request.restore_node)
-                if n and n != OTHER
-            ),
-            conditions=frozenset({Condition.TAKE_SNAPSHOT, Condition.RESTORE}),
-            doing="check snapshots",
-        )
-
-    def plan_offline(self, request: CheckRequest) -> bool:
-        """Both classes named: nothing to look up."""
-        return request.storage_class is not None and request.snapshot_class is not None
-
-    def plan(
-        self, request: CheckRequest, facts: ClusterFacts, run_id: str, api: KubeApi | None
-    ) -> CheckPlan:
-        """Choose the snapshot class (from the cluster unless both are named) and build."""
-        class_name = request.storage_class or str(facts.default_storage_class)
-        storage_class = facts.storage_classes.get(class_name, {})
-        if api is None:
-            snapshot_class = str(request.snapshot_class)
-        else:
-            snapshot_class = choose_check_snapshot_class(
-                storage_class, api.list(kinds.VOLUME_SNAPSHOT_CLASS), request.snapshot_class
-            )
-        identity = facts.identity(request.pods.identity)
-        refusal = freeze_refusal(facts.pod_security, request.block) if request.freeze else None
-        objects = check_manifests(
-            facts.namespace,
-            class_name,
-            snapshot_class,
-            request.size.text,
-            request.pods,
-            identity,
-            run_id=run_id,
-            restore_node=request.restore_node,
-            freeze=request.freeze and refusal is None,
-            volume_mode=request.volume_mode,
-        )
-        return CheckPlan(
-            run_id=run_id,
-            namespace=facts.namespace,
-            storage_class=class_name,
-            snapshot_class=snapshot_class,
-            request=request,
-            identity=identity,
-            objects=objects,
-            provisioner=str(storage_class.get("provisioner") or ""),
-            freeze_refusal=refusal,
-        )
-
-    def run(
-        self, api: KubeApi, plan: CheckPlan, scope: RunScope, progress: Progress
-    ) -> SnapshotCheckReport:
-        """See :func:`run_check`."""
-        return run_check(api, plan, scope, progress.step)
+def read_snapshot_classes(
+    api: KubeApi, request: CheckRequest, facts: ClusterFacts
+) -> list[JsonDict]:
+    """The gather stage: the VolumeSnapshotClasses the plan chooses from."""
+    return api.list(kinds.VOLUME_SNAPSHOT_CLASS)
 
 
 def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> SnapshotCheckReport:
@@ -344,3 +276,18 @@ def _report(
         freeze=freeze,
         volume_mode=str(plan.request.volume_mode),
     )
+
+
+SNAPSHOT_CHECK_COMMAND: Command[CheckRequest, list[JsonDict], CheckPlan, SnapshotCheckReport] = (
+    Command(
+        rbac_name="snapshot",
+        label=CHECK_COMMAND,
+        validate=validate_check,
+        requirements=check_requirements,
+        # Both classes named: nothing to look up.
+        plan_offline=lambda r: r.storage_class is not None and r.snapshot_class is not None,
+        gather=read_snapshot_classes,
+        plan=plan_check,
+        run=lambda api, plan, scope, progress: run_check(api, plan, scope, progress.step),
+    )
+)

@@ -17,6 +17,7 @@ from kubectl_storage.core.k8s.manifests import (
     build_workload_pod,
 )
 from kubectl_storage.core.k8s.quantities import Size
+from kubectl_storage.core.rbac import Condition
 from kubectl_storage.core.snapshot.block_ranges import (
     BLOCK_DEVICE,
     RANGE_SIZES,
@@ -29,6 +30,7 @@ from kubectl_storage.core.snapshot.block_ranges import (
 )
 from kubectl_storage.core.snapshot.freeze import (
     ROLE_LABEL,
+    freeze_refusal,
     freezer_pod,
 )
 from kubectl_storage.core.snapshot.restore_node import (
@@ -57,6 +59,7 @@ from kubectl_storage.errors import (
     UsageError,
 )
 from kubectl_storage.kube.api import JsonDict
+from kubectl_storage.operations.preflight import ClusterFacts, Requirements
 from kubectl_storage.operations.snapshot.common import (
     PodSettings,
     choice_error,
@@ -309,3 +312,61 @@ def choose_check_snapshot_class(
         return choose_snapshot_class(storage_class, snapshot_classes)
     except SnapshotChoiceError as exc:
         raise choice_error(exc) from exc
+
+
+def check_requirements(request: CheckRequest) -> Requirements:
+    """The class (or the default one), the snapshot API, the named nodes, and the writes of a
+    check."""
+    return Requirements(
+        storage_classes=(request.storage_class,) if request.storage_class else (),
+        default_storage_class=request.storage_class is None,
+        snapshot_api=True,
+        nodes=tuple(
+            n for n in (request.pods.placement.node_name, request.restore_node) if n and n != OTHER
+        ),
+        conditions=frozenset({Condition.TAKE_SNAPSHOT, Condition.RESTORE}),
+        doing="check snapshots",
+    )
+
+
+def plan_check(
+    request: CheckRequest,
+    facts: ClusterFacts,
+    snapshot_classes: list[JsonDict] | None,
+    run_id: str,
+) -> CheckPlan:
+    """Choose the snapshot class (``snapshot_classes`` is None offline, when both classes are
+    named) and build the check's objects; pure."""
+    class_name = request.storage_class or str(facts.default_storage_class)
+    storage_class = facts.storage_classes.get(class_name, {})
+    if snapshot_classes is None:
+        snapshot_class = str(request.snapshot_class)
+    else:
+        snapshot_class = choose_check_snapshot_class(
+            storage_class, snapshot_classes, request.snapshot_class
+        )
+    identity = facts.identity(request.pods.identity)
+    refusal = freeze_refusal(facts.pod_security, request.block) if request.freeze else None
+    objects = check_manifests(
+        facts.namespace,
+        class_name,
+        snapshot_class,
+        request.size.text,
+        request.pods,
+        identity,
+        run_id=run_id,
+        restore_node=request.restore_node,
+        freeze=request.freeze and refusal is None,
+        volume_mode=request.volume_mode,
+    )
+    return CheckPlan(
+        run_id=run_id,
+        namespace=facts.namespace,
+        storage_class=class_name,
+        snapshot_class=snapshot_class,
+        request=request,
+        identity=identity,
+        objects=objects,
+        provisioner=str(storage_class.get("provisioner") or ""),
+        freeze_refusal=refusal,
+    )

@@ -66,17 +66,17 @@ class SnapshotSource:
         return f"snapshot {self.snapshot}" if self.snapshot else f"PVC {self.pvc}"
 
 
-def storage_class_named(api: KubeApi, name: str) -> JsonDict:
-    storage_class = api.get_or_none(kinds.STORAGE_CLASS, name)
-    if storage_class is None:
-        existing = sorted(str(dig(sc, "metadata", "name")) for sc in api.list(kinds.STORAGE_CLASS))
+def storage_class_in(name: str, storage_classes: list[JsonDict]) -> JsonDict:
+    """The StorageClass ``name`` among the cluster's classes, or NotFoundError naming them."""
+    by_name = {str(dig(sc, "metadata", "name")): sc for sc in storage_classes}
+    if name not in by_name:
         raise NotFoundError(
             f"StorageClass {name} does not exist",
             "Available: "
-            + (", ".join(existing) or "none")
+            + (", ".join(sorted(by_name)) or "none")
             + " (kubectl storage classes lists them).",
         )
-    return storage_class
+    return by_name[name]
 
 
 def choice_error(exc: SnapshotChoiceError) -> UsageError:

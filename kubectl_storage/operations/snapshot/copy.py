@@ -23,14 +23,13 @@ from kubectl_storage.errors import (
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.podstream import exec_to_sink
 from kubectl_storage.kube.run_scope import RunScope
-from kubectl_storage.operations.pipeline import Progress
 from kubectl_storage.operations.snapshot.common import (
     PodSettings,
     SnapshotSource,
     Step,
 )
 from kubectl_storage.operations.snapshot.restore import in_snapshot, mount_snapshot, when_ready
-from kubectl_storage.operations.snapshot.restoring import MountPlan, RestoringCommand
+from kubectl_storage.operations.snapshot.restoring import MountPlan, restoring_command
 
 log = logging.getLogger(__name__)
 
@@ -47,22 +46,6 @@ class CopyRequest:
 
 
 CopyPlan = MountPlan[CopyRequest]
-
-
-class CopyCommand(RestoringCommand[CopyRequest, SnapshotCopy]):
-    """`kubectl storage snapshot cp` as pipeline stages."""
-
-    label = "snapshot-cp"
-
-    def validate(self, request: CopyRequest) -> None:
-        """See :func:`validate_copy`."""
-        validate_copy(request)
-
-    def run(
-        self, api: KubeApi, plan: CopyPlan, scope: RunScope, progress: Progress
-    ) -> SnapshotCopy:
-        """See :func:`run_copy`."""
-        return run_copy(api, plan, scope, progress.step)
 
 
 def copy_destination(request: CopyRequest) -> Path:
@@ -236,3 +219,10 @@ def _place(staged: Path, target: Path, *, force: bool) -> None:
     for child in list(staged.iterdir()):
         _place(child, target / child.name, force=True)
     target.chmod(stat.S_IMODE(staged.stat().st_mode))
+
+
+SNAPSHOT_COPY_COMMAND = restoring_command(
+    "snapshot-cp",
+    validate_copy,
+    lambda api, plan, scope, progress: run_copy(api, plan, scope, progress.step),
+)

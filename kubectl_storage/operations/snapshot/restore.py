@@ -4,7 +4,7 @@ read-only in a restricted pod: what browse and cp share."""
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.labels import object_name, with_run_labels
@@ -32,10 +32,9 @@ from kubectl_storage.core.snapshot.snapshots import (
 )
 from kubectl_storage.errors import (
     ClusterError,
-    NotFoundError,
     UsageError,
 )
-from kubectl_storage.kube.api import KubeApi
+from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.operations.preflight import ClusterFacts, Requirements
 from kubectl_storage.operations.snapshot.common import (
@@ -45,7 +44,7 @@ from kubectl_storage.operations.snapshot.common import (
     choice_error,
     get_optional,
     restore_first_on_exit,
-    storage_class_named,
+    storage_class_in,
     wait_pod,
     wait_snapshot_ready,
 )
@@ -139,8 +138,51 @@ def _needs_cluster(what: str) -> UsageError:
     )
 
 
+@dataclass(frozen=True)
+class RestoreInputs:
+    """What a restore's plan decides from, read once after preflight (the gather stage)."""
+
+    storage_classes: list[JsonDict]
+    #: Restoring a VolumeSnapshot: the snapshot, its content, its class (read only when the
+    #: content does not name the driver) and the PVC it was taken of, while that exists.
+    snapshot: JsonDict | None = None
+    content: JsonDict | None = None
+    snapshot_class: JsonDict | None = None
+    #: The snapshot's source PVC, or the live PVC given with --pvc.
+    source_pvc: JsonDict | None = None
+    #: With --pvc: the classes the temporary snapshot can be taken with.
+    snapshot_classes: list[JsonDict] = field(default_factory=list)
+
+
+def gather_restore(api: KubeApi, source: SnapshotSource, facts: ClusterFacts) -> RestoreInputs:
+    """The restore's reads; preflight has already found the named snapshot or PVC."""
+    if source.pvc:
+        return RestoreInputs(
+            storage_classes=api.list(kinds.STORAGE_CLASS),
+            source_pvc=facts.pvcs[source.pvc],
+            snapshot_classes=api.list(kinds.VOLUME_SNAPSHOT_CLASS),
+        )
+    return _read_snapshot(api, facts.snapshots[str(source.snapshot)], source.namespace)
+
+
+def _read_snapshot(api: KubeApi, snapshot: JsonDict, namespace: str) -> RestoreInputs:
+    content = get_optional(api, kinds.VOLUME_SNAPSHOT_CONTENT, content_name_of(snapshot))
+    spec = snapshot.get("spec") or {}
+    vsc = None
+    if not dig(content, "spec", "driver") and spec.get("volumeSnapshotClassName"):
+        vsc = get_optional(api, kinds.VOLUME_SNAPSHOT_CLASS, spec["volumeSnapshotClassName"])
+    pvc_name = dig(spec, "source", "persistentVolumeClaimName")
+    return RestoreInputs(
+        storage_classes=api.list(kinds.STORAGE_CLASS),
+        snapshot=snapshot,
+        content=content,
+        snapshot_class=vsc,
+        source_pvc=api.get_or_none(kinds.PVC, pvc_name, namespace) if pvc_name else None,
+    )
+
+
 def plan_restore(
-    api: KubeApi | None,
+    inputs: RestoreInputs | None,
     source: SnapshotSource,
     pods: PodSettings,
     command: str,
@@ -148,10 +190,9 @@ def plan_restore(
     facts: ClusterFacts,
     run_id: str,
 ) -> RestorePlan:
-    """Decide the restore class and size (reading only); ``api`` None for an offline dry run.
+    """Decide the restore class and size; pure (``inputs`` None for an offline dry run).
 
     Raises:
-        NotFoundError: the snapshot, PVC or a class does not exist.
         UsageError: the restore class or size cannot be told, or the snapshot is being deleted.
     """
     plan = RestorePlan(
@@ -165,7 +206,7 @@ def plan_restore(
         source.snapshot_class,
         run_id,
     )
-    if api is None:
+    if inputs is None:
         if not source.storage_class or (source.pvc and not source.snapshot_class):
             raise _needs_cluster("the restore class")
         if not source.pvc and not source.size:
@@ -173,8 +214,8 @@ def plan_restore(
         return plan
     try:
         if source.pvc:
-            return _plan_from_pvc(api, plan)
-        return _plan_from_snapshot(api, plan)
+            return _plan_from_pvc(plan, inputs)
+        return _plan_from_snapshot(plan, inputs)
     except SnapshotChoiceError as exc:
         raise choice_error(exc) from exc
 
@@ -191,25 +232,12 @@ def _refuse_block(what: str, volume_mode: object) -> None:
         )
 
 
-def _plan_from_snapshot(api: KubeApi, plan: RestorePlan) -> RestorePlan:
-    source = plan.source
-    name = str(source.snapshot)
-    snapshot = api.get_or_none(kinds.VOLUME_SNAPSHOT, name, source.namespace)
-    if snapshot is None:
-        raise NotFoundError(
-            f'VolumeSnapshot "{name}" does not exist in namespace {source.namespace}',
-            f"kubectl storage snapshot list -n {source.namespace} shows the snapshots there.",
-        )
+def _plan_from_snapshot(plan: RestorePlan, inputs: RestoreInputs) -> RestorePlan:
+    name = str(plan.source.snapshot)
+    snapshot, content, source_pvc = inputs.snapshot or {}, inputs.content, inputs.source_pvc
     if dig(snapshot, "metadata", "deletionTimestamp"):
         raise UsageError(f"VolumeSnapshot {name} is being deleted", "")
-    content = get_optional(api, kinds.VOLUME_SNAPSHOT_CONTENT, content_name_of(snapshot))
-    spec = snapshot.get("spec") or {}
-    driver = (content or {}).get("spec", {}).get("driver")
-    if not driver and spec.get("volumeSnapshotClassName"):
-        vsc = get_optional(api, kinds.VOLUME_SNAPSHOT_CLASS, spec["volumeSnapshotClassName"])
-        driver = (vsc or {}).get("driver")
-    pvc_name = dig(spec, "source", "persistentVolumeClaimName")
-    source_pvc = api.get_or_none(kinds.PVC, pvc_name, source.namespace) if pvc_name else None
+    driver = dig(content, "spec", "driver") or dig(inputs.snapshot_class, "driver")
     # The content records the mode since external-snapshotter 6; the source PVC says it too.
     mode = dig(content, "spec", "sourceVolumeMode") or dig(source_pvc, "spec", "volumeMode")
     _refuse_block(f"VolumeSnapshot {name}", mode)
@@ -217,8 +245,8 @@ def _plan_from_snapshot(api: KubeApi, plan: RestorePlan) -> RestorePlan:
         snapshot_name=name,
         driver=str(driver) if driver else None,
         source_pvc=source_pvc,
-        storage_classes=api.list(kinds.STORAGE_CLASS),
-        given=source.storage_class,
+        storage_classes=inputs.storage_classes,
+        given=plan.source.storage_class,
     )
     plan = replace(plan, restore_class=restore_class)
     if dig(snapshot, "status", "readyToUse") is not True:
@@ -227,20 +255,15 @@ def _plan_from_snapshot(api: KubeApi, plan: RestorePlan) -> RestorePlan:
         snapshot=snapshot,
         content=content,
         source_pvc=source_pvc,
-        given=source.size.text if source.size else None,
+        given=plan.source.size.text if plan.source.size else None,
     )
     return replace(plan, size=size, size_reason=reason)
 
 
-def _plan_from_pvc(api: KubeApi, plan: RestorePlan) -> RestorePlan:
+def _plan_from_pvc(plan: RestorePlan, inputs: RestoreInputs) -> RestorePlan:
     source = plan.source
     pvc_name = str(source.pvc)
-    pvc = api.get_or_none(kinds.PVC, pvc_name, source.namespace)
-    if pvc is None:
-        raise NotFoundError(
-            f'PVC "{pvc_name}" does not exist in namespace {source.namespace}',
-            "Check the name and the namespace (-n).",
-        )
+    pvc = inputs.source_pvc or {}
     _refuse_block(f"PVC {pvc_name}", dig(pvc, "spec", "volumeMode"))
     phase = dig(pvc, "status", "phase")
     if phase != "Bound":
@@ -254,18 +277,17 @@ def _plan_from_pvc(api: KubeApi, plan: RestorePlan) -> RestorePlan:
             f"PVC {pvc_name} has no StorageClass, so no snapshot class can be told",
             "Snapshots need a CSI volume with a StorageClass.",
         )
-    storage_class = storage_class_named(api, str(class_name))
-    snapshot_classes = api.list(kinds.VOLUME_SNAPSHOT_CLASS)
+    storage_class = storage_class_in(str(class_name), inputs.storage_classes)
     if source.snapshot_class:
-        check_snapshot_class(source.snapshot_class, storage_class, snapshot_classes)
+        check_snapshot_class(source.snapshot_class, storage_class, inputs.snapshot_classes)
         vsc = source.snapshot_class
     else:
-        vsc = choose_snapshot_class(storage_class, snapshot_classes)
+        vsc = choose_snapshot_class(storage_class, inputs.snapshot_classes)
     restore_class = choose_restore_class(
         snapshot_name=f"of PVC {pvc_name}",
         driver=str(storage_class.get("provisioner") or "") or None,
         source_pvc=pvc,
-        storage_classes=api.list(kinds.STORAGE_CLASS),
+        storage_classes=inputs.storage_classes,
         given=source.storage_class,
     )
     return replace(plan, restore_class=restore_class, snapshot_class=vsc)
@@ -278,19 +300,23 @@ def when_ready(api: KubeApi, plan: RestorePlan) -> RestorePlan:
     if not (source.snapshot and plan.size is None):
         return plan
     log.info("waiting for VolumeSnapshot %s to be readyToUse", source.snapshot)
-    wait_snapshot_ready(api, source.snapshot, source.namespace, plan.pods.timeout_s)
+    snapshot = wait_snapshot_ready(api, source.snapshot, source.namespace, plan.pods.timeout_s)
     try:
-        return _plan_from_snapshot(api, plan)
+        return _plan_from_snapshot(plan, _read_snapshot(api, snapshot, source.namespace))
     except SnapshotChoiceError as exc:
         raise choice_error(exc) from exc
 
 
 def restore_requirements(source: SnapshotSource, pods: PodSettings) -> Requirements:
+    """The snapshot API, the named snapshot or PVC and node, and the writes of a restore (and
+    of a snapshot, with --pvc)."""
     conditions = {Condition.RESTORE}
     if source.pvc:
         conditions.add(Condition.TAKE_SNAPSHOT)
     return Requirements(
         snapshot_api=True,
+        pvcs=(source.pvc,) if source.pvc else (),
+        snapshots=(source.snapshot,) if source.snapshot else (),
         nodes=(pods.placement.node_name,) if pods.placement.node_name else (),
         conditions=frozenset(conditions),
         doing="restore snapshots into a temporary PVC",

@@ -4,17 +4,19 @@ check and what they create is defined once, here."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from kubectl_storage.core.k8s.manifests import Manifest
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.run_scope import RunScope
-from kubectl_storage.operations.pipeline import Progress
-from kubectl_storage.operations.preflight import ClusterFacts, Requirements
+from kubectl_storage.operations.pipeline import Command, Progress
 from kubectl_storage.operations.snapshot.common import PodSettings, SnapshotSource
 from kubectl_storage.operations.snapshot.restore import (
+    RestoreInputs,
     RestorePlan,
+    gather_restore,
     plan_restore,
     restore_offline,
     restore_requirements,
@@ -56,39 +58,25 @@ class MountPlan(Generic[RequestT]):
         return self.restore.manifests()
 
 
-class RestoringCommand(Generic[RequestT, ReportT]):
-    """Pipeline stages of a command that restores a snapshot and mounts it read-only.
-
-    Subclasses give ``label``, ``validate`` and ``run``; requirements and the plan are the
-    restore's, so browse and cp cannot drift apart in what they check or create.
-    """
-
-    rbac_name = "snapshot"
-    label = ""
-
-    def validate(self, request: RequestT) -> None:
-        """Refuse bad input; pure."""
-        raise NotImplementedError
-
-    def requirements(self, request: RequestT) -> Requirements:
-        """The snapshot API and the writes of a restore (and of a snapshot, with --pvc)."""
-        return restore_requirements(request.source, request.pods)
-
-    def plan_offline(self, request: RequestT) -> bool:
-        """Restore class and size (and snapshot class with --pvc) all given."""
-        return restore_offline(request.source)
-
-    def plan(
-        self, request: RequestT, facts: ClusterFacts, run_id: str, api: KubeApi | None
-    ) -> MountPlan[RequestT]:
-        """See :func:`plan_restore`."""
-        restore = plan_restore(
-            api, request.source, request.pods, self.label, facts=facts, run_id=run_id
-        )
-        return MountPlan(request, restore)
-
-    def run(
-        self, api: KubeApi, plan: MountPlan[RequestT], scope: RunScope, progress: Progress
-    ) -> ReportT:
-        """Mount the restore and do the command's work."""
-        raise NotImplementedError
+def restoring_command(
+    label: str,
+    validate: Callable[[RequestT], object],
+    run: Callable[[KubeApi, MountPlan[RequestT], RunScope, Progress], ReportT],
+) -> Command[RequestT, RestoreInputs, MountPlan[RequestT], ReportT]:
+    """The stages of a command that restores a snapshot and mounts it read-only: requirements,
+    gather and plan are the restore's, so browse and cp cannot drift apart in what they check
+    or create; ``validate`` and ``run`` are the command's own."""
+    return Command(
+        rbac_name="snapshot",
+        label=label,
+        validate=validate,
+        requirements=lambda request: restore_requirements(request.source, request.pods),
+        # Restore class and size (and snapshot class with --pvc) all given.
+        plan_offline=lambda request: restore_offline(request.source),
+        gather=lambda api, request, facts: gather_restore(api, request.source, facts),
+        plan=lambda request, facts, inputs, run_id: MountPlan(
+            request,
+            plan_restore(inputs, request.source, request.pods, label, facts=facts, run_id=run_id),
+        ),
+        run=run,
+    )

@@ -7,7 +7,7 @@ and the run).
 """
 
 from kubectl_storage.operations.validate_persistence.command import (
-    PersistenceCommand,
+    PERSISTENCE_COMMAND,
     read_node_facts,
     run_persistence,
 )
@@ -22,8 +22,8 @@ from kubectl_storage.operations.validate_persistence.request import (
 )
 
 __all__ = [
+    "PERSISTENCE_COMMAND",
     "NodeFacts",
-    "PersistenceCommand",
     "PersistencePlan",
     "PersistenceRequest",
     "deployment_for",

@@ -14,14 +14,11 @@ from __future__ import annotations
 import random
 import secrets
 from collections.abc import Callable
-from dataclasses import replace
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.scheduling import schedulable_nodes
-from kubectl_storage.core.rbac import Condition
 from kubectl_storage.core.report.verdict import Verdict
 from kubectl_storage.core.validate_persistence.mysql import (
-    MOVES,
     Disruption,
     VolumeType,
     pod_name_for,
@@ -37,8 +34,7 @@ from kubectl_storage.core.validate_persistence.rows import generate_rows
 from kubectl_storage.errors import ForbiddenError, WaitTimeoutError
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.run_scope import RunScope
-from kubectl_storage.operations.pipeline import Progress
-from kubectl_storage.operations.preflight import ClusterFacts, Requirements
+from kubectl_storage.operations.pipeline import Command, nothing_to_gather
 from kubectl_storage.operations.validate_persistence import phases
 from kubectl_storage.operations.validate_persistence.moves import move
 from kubectl_storage.operations.validate_persistence.pod import DataUnavailable, MysqlPod
@@ -48,9 +44,10 @@ from kubectl_storage.operations.validate_persistence.request import (
     NodeFacts,
     PersistencePlan,
     PersistenceRequest,
-    deployment_for,
     new_password,
+    persistence_requirements,
     plan_disruptions,
+    plan_persistence,
     validate_request,
 )
 
@@ -61,56 +58,6 @@ def read_node_facts(api: KubeApi, request: PersistenceRequest) -> NodeFacts:
         return NodeFacts(tuple(schedulable_nodes(api.list(kinds.NODE), request.placement)))
     except ForbiddenError:
         return NodeFacts(None)
-
-
-class PersistenceCommand:
-    """`kubectl storage validate-persistence` as pipeline stages."""
-
-    rbac_name = COMMAND
-    label = COMMAND
-
-    def validate(self, request: PersistenceRequest) -> None:
-        """See :func:`validate_request`."""
-        validate_request(request)
-
-    def requirements(self, request: PersistenceRequest) -> Requirements:
-        """The class (or the default one) for a PVC, and the writes of the chosen steps."""
-        pvc = request.volume_type is VolumeType.PVC
-        conditions = {Condition.PVC_VOLUME} if pvc else set()
-        if any(d in MOVES for d in request.chosen):
-            conditions.add(Condition.RESCHEDULE)
-        if Disruption.NODE_DRAIN in request.chosen:
-            conditions.add(Condition.NODE_DRAIN)
-        return Requirements(
-            storage_classes=(request.storage_class,) if pvc and request.storage_class else (),
-            default_storage_class=pvc and not request.storage_class,
-            conditions=frozenset(conditions),
-            doing="run the persistence check",
-        )
-
-    def plan_offline(self, request: PersistenceRequest) -> bool:
-        """The emptyDir control, or a named class: nothing to look up."""
-        return request.volume_type is VolumeType.EMPTY_DIR or bool(request.storage_class)
-
-    def plan(
-        self,
-        request: PersistenceRequest,
-        facts: ClusterFacts,
-        run_id: str,
-        api: KubeApi | None,
-    ) -> PersistencePlan:
-        """The class decided, the server's UID (unset where the namespace assigns UIDs)."""
-        if request.volume_type is VolumeType.PVC and not request.storage_class:
-            request = replace(request, storage_class=facts.default_storage_class)
-        run_as_user = None if facts.assigns_uids else request.run_as_user
-        deployment = deployment_for(request, run_id, run_as_user)
-        return PersistencePlan(run_id, request, deployment)
-
-    def run(
-        self, api: KubeApi, plan: PersistencePlan, scope: RunScope, progress: Progress
-    ) -> PersistenceReport:
-        """See :func:`run_persistence`."""
-        return run_persistence(api, plan, scope, progress.step)
 
 
 def run_persistence(
@@ -264,3 +211,18 @@ def _run_phase(
         if exc.events:
             message += " (events: " + "; ".join(exc.events[-3:]) + ")"
         return PhaseResult(disruption.value, Verdict.INCONCLUSIVE, note=message), state
+
+
+PERSISTENCE_COMMAND: Command[PersistenceRequest, None, PersistencePlan, PersistenceReport] = (
+    Command(
+        rbac_name=COMMAND,
+        label=COMMAND,
+        validate=validate_request,
+        requirements=persistence_requirements,
+        # The emptyDir control, or a named class: nothing to look up.
+        plan_offline=lambda r: r.volume_type is VolumeType.EMPTY_DIR or bool(r.storage_class),
+        gather=nothing_to_gather,
+        plan=lambda request, facts, _nothing, run_id: plan_persistence(request, facts, run_id),
+        run=lambda api, plan, scope, progress: run_persistence(api, plan, scope, progress.step),
+    )
+)

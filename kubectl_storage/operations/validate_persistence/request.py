@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import secrets
 import string
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kubectl_storage.core.k8s.images import MYSQL_IMAGE, TOOLBOX_IMAGE
 from kubectl_storage.core.k8s.labels import object_name, with_run_labels
 from kubectl_storage.core.k8s.manifests import Manifest, PodPlacement
 from kubectl_storage.core.k8s.quantities import Size, format_bytes
+from kubectl_storage.core.rbac import Condition
 from kubectl_storage.core.validate_persistence.mysql import (
     ALL_DISRUPTIONS,
     MAX_ROWS,
@@ -30,6 +31,7 @@ from kubectl_storage.core.validate_persistence.mysql import (
     required_bytes,
 )
 from kubectl_storage.errors import UsageError
+from kubectl_storage.operations.preflight import ClusterFacts, Requirements
 
 COMMAND = "validate-persistence"
 NAME_PREFIX = "persist"
@@ -177,3 +179,30 @@ def plan_disruptions(request: PersistenceRequest, facts: NodeFacts) -> list[tupl
                 reason = f"needs a second schedulable node (only {only})"
         plan.append((disruption, reason))
     return plan
+
+
+def persistence_requirements(request: PersistenceRequest) -> Requirements:
+    """The class (or the default one) for a PVC, and the writes of the chosen steps."""
+    pvc = request.volume_type is VolumeType.PVC
+    conditions = {Condition.PVC_VOLUME} if pvc else set()
+    if any(d in MOVES for d in request.chosen):
+        conditions.add(Condition.RESCHEDULE)
+    if Disruption.NODE_DRAIN in request.chosen:
+        conditions.add(Condition.NODE_DRAIN)
+    return Requirements(
+        storage_classes=(request.storage_class,) if pvc and request.storage_class else (),
+        default_storage_class=pvc and not request.storage_class,
+        conditions=frozenset(conditions),
+        doing="run the persistence check",
+    )
+
+
+def plan_persistence(
+    request: PersistenceRequest, facts: ClusterFacts, run_id: str
+) -> PersistencePlan:
+    """The class decided, the server's UID (unset where the namespace assigns UIDs); pure."""
+    if request.volume_type is VolumeType.PVC and not request.storage_class:
+        request = replace(request, storage_class=facts.default_storage_class)
+    run_as_user = None if facts.assigns_uids else request.run_as_user
+    deployment = deployment_for(request, run_id, run_as_user)
+    return PersistencePlan(run_id, request, deployment)
