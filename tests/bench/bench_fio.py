@@ -102,53 +102,11 @@ iodepth=16
 """
 JOBS = 3
 
-# kubestr v0.4.49's default job file (pkg/fio/fio_jobs.go testJob1), verbatim: four jobs at the
-# same time, each on its own 2G file in the directory kubestr passes (--directory /dataset; ours
-# passes the same when a job file sets no directory).
-KUBESTR_JOB = """\
-[global]
-randrepeat=0
-verify=0
-ioengine=libaio
-direct=1
-gtod_reduce=1
-[job1]
-name=read_iops
-bs=4K
-iodepth=64
-size=2G
-readwrite=randread
-time_based
-ramp_time=2s
-runtime=15s
-[job2]
-name=write_iops
-bs=4K
-iodepth=64
-size=2G
-readwrite=randwrite
-time_based
-ramp_time=2s
-runtime=15s
-[job3]
-name=read_bw
-bs=128K
-iodepth=64
-size=2G
-readwrite=randread
-time_based
-ramp_time=2s
-runtime=15s
-[job4]
-name=write_bw
-bs=128k
-iodepth=64
-size=2G
-readwrite=randwrite
-time_based
-ramp_time=2s
-runtime=15s
-"""
+# kubestr v0.4.49's default job file (pkg/fio/fio_jobs.go testJob1), verbatim in
+# tests/fixtures/fio (SOURCES.md there): four jobs at the same time, each on its own 2G file in
+# the directory kubestr passes (--directory /dataset; ours passes the same when a job file sets
+# no directory).
+KUBESTR_JOB = (REPO / "tests" / "fixtures" / "fio" / "kubestr-testJob1.fio").read_text()
 KUBESTR_NOMINAL_S = 17.0  # the four jobs run at once: one runtime + ramp_time
 PYTHON = REPO / ".venv" / "bin" / "python"
 

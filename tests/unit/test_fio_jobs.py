@@ -90,49 +90,8 @@ def test_every_profile_validates_cleanly_and_needs_its_size_once(profile: str) -
     assert estimate_job_space(text).total_bytes == size
 
 
-KUBESTR_JOB1 = """[global]
-randrepeat=0
-verify=0
-ioengine=libaio
-direct=1
-gtod_reduce=1
-[job1]
-name=read_iops
-bs=4K
-iodepth=64
-size=2G
-readwrite=randread
-time_based
-ramp_time=2s
-runtime=15s
-[job2]
-name=write_iops
-bs=4K
-iodepth=64
-size=2G
-readwrite=randwrite
-time_based
-ramp_time=2s
-runtime=15s
-[job3]
-name=read_bw
-bs=128K
-iodepth=64
-size=2G
-readwrite=randread
-time_based
-ramp_time=2s
-runtime=15s
-[job4]
-name=write_bw
-bs=128k
-iodepth=64
-size=2G
-readwrite=randwrite
-time_based
-ramp_time=2s
-runtime=15s
-"""
+# Byte for byte from kubestr's source (tests/fixtures/fio/SOURCES.md).
+KUBESTR_JOB1 = (FIXTURES / "kubestr-testJob1.fio").read_text()
 
 
 def test_kubestr_profile_is_kubestrs_default_job_file_option_for_option() -> None:
