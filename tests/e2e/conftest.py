@@ -9,6 +9,9 @@
 * ``multinode`` (session): the cluster, failing the test when it has fewer than
   ``MIN_NODES`` harness nodes (start it with ``tests/cluster/up --nodes 3``).
 * ``namespace`` (function): a fresh namespace per test, deleted afterwards.
+* ``HOSTPATH_CLASS``: the test driver's StorageClass; ``managed(cluster, namespace, kinds)``: the
+  objects of ``kinds`` (``FIO_OBJECTS``, ``PERSISTENCE_OBJECTS``, ``SNAPSHOT_OBJECTS``) that
+  kubectl-storage still has in a namespace.
 * at session start, test namespaces that an earlier session left stuck in Terminating (for more
   than ``STALE_NAMESPACE_S``) are forced out, with a warning naming what was forced, so that one
   bad run does not fail the next; failures within this session still fail their test.
@@ -39,6 +42,13 @@ sys.path.insert(0, str(CLUSTER_DIR))
 import harness  # noqa: E402  (tests/cluster/harness.py: paths, names and versions of the cluster)
 
 MANAGED_BY = "app.kubernetes.io/managed-by=kubectl-storage"
+#: The test driver's StorageClass (hostpath.csi.k8s.io, tests/cluster/README.md): the default
+#: class, one volume tree every node reaches (like network storage), snapshots, Block volumes.
+HOSTPATH_CLASS = "csi-hostpath-sc"
+#: The kinds each command creates in the test's namespace, for ``managed``.
+FIO_OBJECTS = "pods,pvc,configmaps"
+PERSISTENCE_OBJECTS = "statefulsets,pods,pvc,secrets"
+SNAPSHOT_OBJECTS = "pods,pvc,volumesnapshots"
 LEFTOVER_KINDS = ",".join(
     [
         "pods",
@@ -266,6 +276,12 @@ def namespace(cluster: Cluster, request) -> str:
     )
     if r.returncode != 0:
         print(f"warning: namespace {name} not deleted: {r.stderr}", file=sys.stderr)
+
+
+def managed(cluster: Cluster, namespace: str, kinds: str) -> list[str]:
+    """``Kind/name`` of each object of ``kinds`` in ``namespace`` that kubectl-storage made."""
+    items = cluster.get_json(kinds, "-n", namespace, "-l", MANAGED_BY)["items"]
+    return [f"{i['kind']}/{i['metadata']['name']}" for i in items]
 
 
 def _managed_objects(cluster: Cluster) -> list[dict]:

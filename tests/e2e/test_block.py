@@ -18,7 +18,8 @@ from pathlib import Path
 import yaml
 
 from tests.conftest import finish_cli, run_cli, start_cli, wait_for_stderr
-from tests.e2e.test_fio import _managed, _report
+from tests.e2e.conftest import FIO_OBJECTS, HOSTPATH_CLASS, managed
+from tests.e2e.test_fio import _report
 from tests.e2e.test_plan_matches_run import _cleanup, _created, _planned
 
 CSI_VOLUMES = Path("/var/lib/csi-hostpath-data/volumes")
@@ -66,7 +67,7 @@ def _block_pvc(cluster, namespace: str, name: str, size: str = "1Gi", source: st
         "apiVersion: v1\nkind: PersistentVolumeClaim\n"
         f"metadata: {{name: {name}}}\n"
         "spec: {accessModes: [ReadWriteOnce], volumeMode: Block, "
-        f"storageClassName: csi-hostpath-sc, resources: {{requests: {{storage: {size}}}}}"
+        f"storageClassName: {HOSTPATH_CLASS}, resources: {{requests: {{storage: {size}}}}}"
         f"{source}}}\n",
         namespace,
     )
@@ -143,7 +144,7 @@ def _notes(report: dict) -> dict[str, list[dict]]:
 def test_block_fio_reports_iops_and_latency(cluster, namespace) -> None:
     started = time.monotonic()
     result = run_cli(
-        "fio", "-s", "csi-hostpath-sc", "-z", "1Gi", "--volume-mode", "Block",
+        "fio", "-s", HOSTPATH_CLASS, "-z", "1Gi", "--volume-mode", "Block",
         "--profile", "quick", "--runtime", "3", "--ramp-time", "0", "-n", namespace, "-o", "json",
     )  # fmt: skip
     report = _report(result)
@@ -151,7 +152,7 @@ def test_block_fio_reports_iops_and_latency(cluster, namespace) -> None:
 
     assert report["volume_mode"] == "Block"
     (klass,) = report["results"]
-    assert klass["storage_class"] == "csi-hostpath-sc"
+    assert klass["storage_class"] == HOSTPATH_CLASS
     jobs = {job["name"]: job for job in klass["jobs"]}
     assert list(jobs) == ["read_iops", "write_iops"]  # the prefill is not a measurement
     read, write = jobs["read_iops"], jobs["write_iops"]
@@ -172,7 +173,7 @@ def test_block_fio_reports_iops_and_latency(cluster, namespace) -> None:
     assert "wrote 256Mi of /dev/kubectl-storage-block" in prefill["message"]
     # its time is in the progress on stderr too
     assert "prefill: before the read jobs, fio wrote 256Mi" in result.stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, FIO_OBJECTS) == []
     _wait_until_no_orphan_loops()
 
 
@@ -239,14 +240,14 @@ def test_prefill_writes_exactly_the_read_range_of_the_loop_device(cluster, names
         f"{fresh_read['read_clat_p50_us']:.0f} µs; prefilled: {prefilled_read['read_iops']:.0f} "
         f"IOPS p50 {prefilled_read['read_clat_p50_us']:.0f} µs"
     )
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, FIO_OBJECTS) == []
     for pv in (fresh, prefilled):
         _wait_until_detached(pv)  # the PVCs are the test's: still there, but not published
 
 
 def test_interrupted_block_run_leaves_nothing(cluster, namespace) -> None:
     proc = start_cli(
-        "fio", "-s", "csi-hostpath-sc", "-z", "1Gi", "--volume-mode", "Block",
+        "fio", "-s", HOSTPATH_CLASS, "-z", "1Gi", "--volume-mode", "Block",
         "--profile", "quick", "--runtime", "30", "-n", namespace, "-v",
     )  # fmt: skip
     wait_for_stderr(proc, "fio starts", timeout=120)
@@ -264,7 +265,7 @@ def test_interrupted_block_run_leaves_nothing(cluster, namespace) -> None:
     _, err = finish_cli(proc, 180)
     assert proc.returncode == 130, err
     assert "deleted what run" in err
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, FIO_OBJECTS) == []
     _wait_until_detached(pv)
     _wait_until_gone(CSI_VOLUMES / f"{pv}.img")
     _wait_until_no_orphan_loops()
@@ -274,7 +275,7 @@ def test_block_dry_run_plan_is_what_the_run_creates(cluster, namespace) -> None:
     # The rule of test_plan_matches_run.py, and the job file itself: the prefill the plan shows
     # is the one the run's ConfigMap holds.
     args = [
-        "fio", "-s", "csi-hostpath-sc", "-z", "1Gi", "--volume-mode", "Block",
+        "fio", "-s", HOSTPATH_CLASS, "-z", "1Gi", "--volume-mode", "Block",
         "--profile", "quick", "--runtime", "1", "--ramp-time", "0", "-n", namespace,
     ]  # fmt: skip
     dry = run_cli(*args, "--dry-run")
@@ -298,7 +299,7 @@ def test_block_dry_run_plan_is_what_the_run_creates(cluster, namespace) -> None:
         pv = pvc["spec"]["volumeName"]
     finally:
         _cleanup(namespace, run_id)
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, FIO_OBJECTS) == []
     _wait_until_detached(pv)
 
 
@@ -378,8 +379,8 @@ def test_snapshot_cp_refuses_a_block_snapshot(cluster, namespace, tmp_path) -> N
     assert "restoring" not in result.stderr
     assert "did not become" not in result.stderr
     assert not (tmp_path / "out").exists()
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, FIO_OBJECTS) == []
     browse = run_cli("snapshot", "browse", "--pvc", "blk", "--tree", "-n", namespace)
     assert browse.exit_code == 2, browse.stderr
     assert "PVC blk is of a raw block volume" in browse.stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, FIO_OBJECTS) == []

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.e2e.conftest import HOSTPATH_CLASS
+
 pytestmark = pytest.mark.cluster
 
 REPO = Path(__file__).resolve().parents[2]
@@ -21,7 +23,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 def pvc(
     name: str,
-    storage_class: str = "csi-hostpath-sc",
+    storage_class: str = HOSTPATH_CLASS,
     size: str = "64Mi",
     data_source: str | None = None,
 ) -> str:

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from tests.conftest import finish_cli, run_cli, start_cli, wait_for_stderr
+from tests.e2e.conftest import FIO_OBJECTS, HOSTPATH_CLASS, managed
 
 
 def _report(result) -> dict:
@@ -17,19 +18,12 @@ def _report(result) -> dict:
     return json.loads(result.stdout)
 
 
-def _managed(cluster, namespace: str) -> list[str]:
-    items = cluster.get_json(
-        "pods,pvc,configmaps", "-n", namespace, "-l", "app.kubernetes.io/managed-by=kubectl-storage"
-    )["items"]
-    return [f"{i['kind']}/{i['metadata']['name']}" for i in items]
-
-
 def test_quick_profile_reports_iops_and_latency_percentiles(cluster, namespace) -> None:
     report = _report(
         run_cli(
             "fio",
             "-s",
-            "csi-hostpath-sc",
+            HOSTPATH_CLASS,
             "-z",
             "1Gi",
             "--profile",
@@ -42,14 +36,14 @@ def test_quick_profile_reports_iops_and_latency_percentiles(cluster, namespace) 
     )
     assert report["kind"] == "FioReport"
     jobs = {j["name"]: j for j in report["results"][0]["jobs"]}
-    assert report["results"][0]["storage_class"] == "csi-hostpath-sc"
+    assert report["results"][0]["storage_class"] == HOSTPATH_CLASS
     assert jobs["read_iops"]["read_iops"] > 0
     assert jobs["write_iops"]["write_iops"] > 0
     for key in ("read_clat_p50_us", "read_clat_p95_us", "read_clat_p99_us", "read_clat_p99_9_us"):
         assert jobs["read_iops"][key] > 0, key
     assert jobs["read_iops"]["read_clat_p99_us"] >= jobs["read_iops"]["read_clat_p50_us"]
     assert jobs["read_iops"]["raw"][0]["jobname"] == "read_iops"  # one raw fio job per repeat
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, FIO_OBJECTS) == []
 
 
 def test_two_classes_compared_including_wait_for_first_consumer(
@@ -59,7 +53,7 @@ def test_two_classes_compared_including_wait_for_first_consumer(
     result = run_cli(
         "fio",
         "-s",
-        "csi-hostpath-sc",
+        HOSTPATH_CLASS,
         "-s",
         "local-path",
         "-z",
@@ -76,7 +70,7 @@ def test_two_classes_compared_including_wait_for_first_consumer(
         str(chart),
     )
     assert result.exit_code == 0, result.stderr
-    assert "StorageClass csi-hostpath-sc" in result.stdout
+    assert f"StorageClass {HOSTPATH_CLASS}" in result.stdout
     assert "StorageClass local-path" in result.stdout
     assert "Comparison" in result.stdout
     assert chart.read_text().lstrip().startswith(("<?xml", "<svg"))
@@ -85,7 +79,7 @@ def test_two_classes_compared_including_wait_for_first_consumer(
 def test_existing_pvc_is_benchmarked_and_left_alone(cluster, namespace) -> None:
     cluster.apply(
         "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: users-data}\n"
-        "spec: {accessModes: [ReadWriteOnce], storageClassName: csi-hostpath-sc, "
+        f"spec: {{accessModes: [ReadWriteOnce], storageClassName: {HOSTPATH_CLASS}, "
         "resources: {requests: {storage: 1Gi}}}\n",
         namespace,
     )
@@ -118,7 +112,7 @@ def test_restricted_namespace_admits_the_benchmark_pod(cluster, namespace) -> No
         run_cli(
             "fio",
             "-s",
-            "csi-hostpath-sc",
+            HOSTPATH_CLASS,
             "-z",
             "1Gi",
             "--profile",
@@ -139,10 +133,10 @@ def test_restricted_namespace_admits_the_benchmark_pod(cluster, namespace) -> No
     [
         # Local input is judged first: a size that fits, so the class check is what refuses.
         (["-s", "no-such-class", "-z", "10Gi"], "StorageClass no-such-class does not exist"),
-        (["-s", "csi-hostpath-sc", "-z", "1Gi", "--profile", "default"], "short"),
+        (["-s", HOSTPATH_CLASS, "-z", "1Gi", "--profile", "default"], "short"),
         (["--pvc", "no-such-pvc"], 'PVC "no-such-pvc" does not exist'),
         # a named node that is not there: refused by preflight, not after a pod waited for it
-        (["-s", "csi-hostpath-sc", "-z", "10Gi", "--node", "no-such-node"], 'node "no-such-node"'),
+        (["-s", HOSTPATH_CLASS, "-z", "10Gi", "--node", "no-such-node"], 'node "no-such-node"'),
     ],
 )
 def test_refusals_create_nothing(cluster, namespace, args: list[str], message: str) -> None:
@@ -158,11 +152,11 @@ def test_refusals_create_nothing(cluster, namespace, args: list[str], message: s
     assert "Traceback" not in result.stderr
     events = cluster.get_json("events", "-n", namespace)["items"]
     assert events == []  # nothing was ever created in the namespace
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, FIO_OBJECTS) == []
 
 
 def test_missing_namespace(cluster) -> None:
-    result = run_cli("fio", "-s", "csi-hostpath-sc", "-z", "10Gi", "-n", "no-such-namespace")
+    result = run_cli("fio", "-s", HOSTPATH_CLASS, "-z", "10Gi", "-n", "no-such-namespace")
     assert result.exit_code == 2
     assert 'namespace "no-such-namespace" does not exist' in result.stderr
 
@@ -171,7 +165,7 @@ def _start_fio(namespace: str, *extra: str) -> subprocess.Popen:
     return start_cli(
         "fio",
         "-s",
-        "csi-hostpath-sc",
+        HOSTPATH_CLASS,
         "-z",
         "1Gi",
         "--profile",
@@ -198,12 +192,12 @@ def test_interrupt_cleans_up(cluster, namespace, when: str, sig: signal.Signals,
     wait_for_stderr(proc, when, timeout=120)
     if when == "fio starts":
         time.sleep(3)  # inside the exec of fio
-    assert _managed(cluster, namespace), "the run should have created objects by now"
+    assert managed(cluster, namespace, FIO_OBJECTS), "the run should have created objects by now"
     proc.send_signal(sig)
     _, err = finish_cli(proc, 180)
     assert proc.returncode == code, err
     assert "deleted what run" in err
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, FIO_OBJECTS) == []
 
 
 def test_job_file_without_directory_runs_on_the_volume(cluster, namespace, tmp_path) -> None:
@@ -217,7 +211,7 @@ def test_job_file_without_directory_runs_on_the_volume(cluster, namespace, tmp_p
         run_cli(
             "fio",
             "-s",
-            "csi-hostpath-sc",
+            HOSTPATH_CLASS,
             "-z",
             "1Gi",
             "-f",
@@ -240,7 +234,7 @@ def test_parallel_classes(cluster, namespace) -> None:
         run_cli(
             "fio",
             "-s",
-            "csi-hostpath-sc",
+            HOSTPATH_CLASS,
             "-s",
             "local-path",
             "-z",
@@ -258,5 +252,5 @@ def test_parallel_classes(cluster, namespace) -> None:
             "json",
         )
     )
-    assert [r["storage_class"] for r in report["results"]] == ["csi-hostpath-sc", "local-path"]
+    assert [r["storage_class"] for r in report["results"]] == [HOSTPATH_CLASS, "local-path"]
     assert all(r["jobs"][0]["read_iops"] > 0 for r in report["results"])

@@ -14,7 +14,8 @@ import time
 import pytest
 
 from tests.conftest import finish_cli, run_cli, start_cli, wait_for_stderr
-from tests.e2e.test_fio import _managed, _report
+from tests.e2e.conftest import FIO_OBJECTS, HOSTPATH_CLASS, managed
+from tests.e2e.test_fio import _report
 
 QUICK = ("--profile", "quick", "--runtime", "3", "--ramp-time", "0")
 
@@ -24,7 +25,7 @@ def test_three_clients_on_three_nodes_add_up(multinode, namespace) -> None:
         run_cli(
             "fio",
             "-s",
-            "csi-hostpath-sc",
+            HOSTPATH_CLASS,
             "-z",
             "1Gi",
             *QUICK,
@@ -69,12 +70,12 @@ def test_three_clients_on_three_nodes_add_up(multinode, namespace) -> None:
     assert {n["name"] for n in setup["nodes"]} == {c["node"] for c in clients}
     assert all(n["kernel"] for n in setup["nodes"])
     assert setup["volume"]["fs_type"]
-    assert _managed(multinode, namespace) == []
+    assert managed(multinode, namespace, FIO_OBJECTS) == []
 
 
 def test_shared_volume_each_client_writes_its_own_files(multinode, namespace) -> None:
     result = run_cli(
-        "fio", "-s", "csi-hostpath-sc", "-z", "2Gi", *QUICK, "--clients", "3", "--shared",
+        "fio", "-s", HOSTPATH_CLASS, "-z", "2Gi", *QUICK, "--clients", "3", "--shared",
         "--keep", "-n", namespace, "-o", "json",
     )  # fmt: skip
     report = _report(result)
@@ -96,12 +97,12 @@ def test_shared_volume_each_client_writes_its_own_files(multinode, namespace) ->
     finally:
         cleaned = run_cli("cleanup", "-n", namespace, "--yes")
         assert cleaned.exit_code == 0, cleaned.stderr
-    assert _managed(multinode, namespace) == []
+    assert managed(multinode, namespace, FIO_OBJECTS) == []
 
 
 def test_a_client_that_cannot_start_is_reported_and_the_run_fails(multinode, namespace) -> None:
     result = run_cli(
-        "fio", "-s", "csi-hostpath-sc", "-z", "1Gi", *QUICK, "--clients", "4", "--cpu", "1500m",
+        "fio", "-s", HOSTPATH_CLASS, "-z", "1Gi", *QUICK, "--clients", "4", "--cpu", "1500m",
         "--timeout", "30", "-n", namespace, "-o", "json",
     )  # fmt: skip
 
@@ -117,12 +118,12 @@ def test_a_client_that_cannot_start_is_reported_and_the_run_fails(multinode, nam
     assert all("Insufficient cpu" in c["error"] and c["jobs"] == [] for c in failed)
     assert all(c["jobs"] for c in ran)
     assert report["results"][0]["jobs"][0]["clones"] == len(ran)
-    assert _managed(multinode, namespace) == []
+    assert managed(multinode, namespace, FIO_OBJECTS) == []
 
 
 def test_sigint_while_the_clients_run_leaves_nothing(multinode, namespace) -> None:
     proc = start_cli(
-        "fio", "-s", "csi-hostpath-sc", "-z", "1Gi", "--profile", "quick", "--runtime", "30",
+        "fio", "-s", HOSTPATH_CLASS, "-z", "1Gi", "--profile", "quick", "--runtime", "30",
         "--clients", "3", "-n", namespace,
     )  # fmt: skip
     wait_for_stderr(proc, "fio starts", timeout=180)
@@ -130,7 +131,7 @@ def test_sigint_while_the_clients_run_leaves_nothing(multinode, namespace) -> No
     proc.send_signal(signal.SIGINT)
     _, stderr = finish_cli(proc, 180)
     assert proc.returncode == 130, stderr
-    assert _managed(multinode, namespace) == []
+    assert managed(multinode, namespace, FIO_OBJECTS) == []
 
 
 @pytest.fixture
@@ -161,4 +162,4 @@ def test_clients_kept_on_one_node_by_their_volumes_are_said(
         in (packed["message"])
     )
     assert "clients ran on" not in result["confidence"]  # true numbers, of one node
-    assert _managed(multinode, namespace) == []
+    assert managed(multinode, namespace, FIO_OBJECTS) == []

@@ -21,17 +21,11 @@ import pytest
 
 from kubectl_storage.core.fio.local_disk import LOCAL_DISK_FACTOR, PROBE_ROUNDS
 from tests.conftest import finish_cli, run_cli, start_cli, wait_for_stderr
+from tests.e2e.conftest import FIO_OBJECTS, HOSTPATH_CLASS, managed
 
 QUICK = ("--profile", "quick", "-z", "1Gi", "--compare-local")
 #: How far from the factor a verdict must be (see the module's docstring).
 MARGIN = 2.0
-
-
-def _managed(cluster, namespace: str) -> list[str]:
-    items = cluster.get_json(
-        "pods,pvc,configmaps", "-n", namespace, "-l", "app.kubernetes.io/managed-by=kubectl-storage"
-    )["items"]
-    return [f"{i['kind']}/{i['metadata']['name']}" for i in items]
 
 
 @pytest.fixture
@@ -77,7 +71,7 @@ def test_a_memory_backed_class_is_flagged(cluster, namespace, memory_class) -> N
     assert min(extremes.values()) >= MARGIN * LOCAL_DISK_FACTOR, extremes
     assert "times faster than the node's disk" in entry["confidence"]
     assert "latency probe 3/3 on the volume" in result.stderr  # progress said it
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, FIO_OBJECTS) == []
 
 
 def test_local_path_on_the_nodes_own_disk_stays_quiet(cluster, namespace) -> None:
@@ -92,30 +86,28 @@ def test_local_path_on_the_nodes_own_disk_stays_quiet(cluster, namespace) -> Non
     assert "fio.faster-than-local-disk" not in ids
     assert ids.count("fio.local-disk") == 1
     assert "the node's disk" not in entry["confidence"]
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, FIO_OBJECTS) == []
 
 
 def test_the_table_shows_the_disk_beside_the_volume(cluster, namespace) -> None:
-    table = run_cli("fio", "-s", "csi-hostpath-sc", *QUICK, "-n", namespace)
+    table = run_cli("fio", "-s", HOSTPATH_CLASS, *QUICK, "-n", namespace)
     assert table.exit_code == 0, table.stderr
     assert "The same jobs on the node's own disk of tk8s-node" in table.stdout
     assert "Latency probe: median µs per round, rounds interleaved" in table.stdout
     assert "fio.local-disk" in table.stdout
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, FIO_OBJECTS) == []
 
 
 @pytest.mark.parametrize(
     "step", ["the same jobs on the node's own disk", "latency probe 2/3 on the node's disk"]
 )
 def test_sigint_during_the_comparison_leaves_nothing(cluster, namespace, step) -> None:
-    proc = start_cli(
-        "fio", "-s", "csi-hostpath-sc", *QUICK, "--runtime", "20", "-n", namespace, "-v"
-    )
+    proc = start_cli("fio", "-s", HOSTPATH_CLASS, *QUICK, "--runtime", "20", "-n", namespace, "-v")
     wait_for_stderr(proc, step, timeout=300)
     time.sleep(2)  # inside that fio exec
-    assert _managed(cluster, namespace), "the run should have its objects now"
+    assert managed(cluster, namespace, FIO_OBJECTS), "the run should have its objects now"
     proc.send_signal(signal.SIGINT)
     _, err = finish_cli(proc, 180)
     assert proc.returncode == 130, err
     assert "deleted what run" in err
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, FIO_OBJECTS) == []

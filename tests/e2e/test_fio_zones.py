@@ -20,7 +20,8 @@ import collections
 import pytest
 
 from tests.conftest import run_cli
-from tests.e2e.test_fio import _managed, _report
+from tests.e2e.conftest import FIO_OBJECTS, HOSTPATH_CLASS, managed
+from tests.e2e.test_fio import _report
 from tests.e2e.test_fio_clients import QUICK
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -55,7 +56,7 @@ def _zones_of_clients(report: dict) -> list[str]:
 
 def _run(namespace: str, clients: int) -> dict:
     result = run_cli(
-        "fio", "-s", "csi-hostpath-sc", "-z", "1Gi", *QUICK, "--clients", str(clients),
+        "fio", "-s", HOSTPATH_CLASS, "-z", "1Gi", *QUICK, "--clients", str(clients),
         "--spread", "zones", "-n", namespace, "-o", "json",
     )  # fmt: skip
     return _report(result)
@@ -72,7 +73,7 @@ def test_two_clients_run_in_different_zones(multinode, two_zones, namespace) -> 
         assert node["zone"] == two_zones[node["name"]], node
     assert sorted(_zones_of_clients(report)) == ["zone-a", "zone-b"], clients
     assert all(job["clones"] == 2 for job in result["jobs"])  # both clients were added up
-    assert _managed(multinode, namespace) == []
+    assert managed(multinode, namespace, FIO_OBJECTS) == []
 
 
 def test_three_clients_on_two_zones_all_run_two_and_one(multinode, two_zones, namespace) -> None:
@@ -87,4 +88,4 @@ def test_three_clients_on_two_zones_all_run_two_and_one(multinode, two_zones, na
     per_zone = collections.Counter(_zones_of_clients(report))
     assert sorted(per_zone.values()) == [1, 2], (per_zone, clients)
     assert set(per_zone) == {"zone-a", "zone-b"}
-    assert _managed(multinode, namespace) == []
+    assert managed(multinode, namespace, FIO_OBJECTS) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.conftest import run_cli
+from tests.e2e.conftest import HOSTPATH_CLASS
 
 
 def test_classes_json_reports_the_test_cluster(cluster) -> None:
@@ -13,7 +14,7 @@ def test_classes_json_reports_the_test_cluster(cluster) -> None:
     report = json.loads(result.stdout)
     assert (report["apiVersion"], report["kind"]) == ("kubectl-storage/v1alpha1", "ClassList")
     by_name = {c["name"]: c for c in report["storageClasses"]}
-    hostpath = by_name["csi-hostpath-sc"]
+    hostpath = by_name[HOSTPATH_CLASS]
     assert hostpath["default"] is True
     assert hostpath["provisioner"] == "hostpath.csi.k8s.io"
     assert hostpath["snapshotClasses"] == ["csi-hostpath-snapclass"]
@@ -28,7 +29,7 @@ def test_classes_json_reports_the_test_cluster(cluster) -> None:
 def test_no_subcommand_and_global_options_after_it(cluster) -> None:
     plain = run_cli()
     assert plain.exit_code == 0
-    assert "csi-hostpath-sc (default)" in plain.stdout
+    assert f"{HOSTPATH_CLASS} (default)" in plain.stdout
     before = run_cli("-o", "yaml", "classes")
     after = run_cli("classes", "-o", "yaml")
     assert before.exit_code == after.exit_code == 0

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_storage import __version__
+from tests.e2e.conftest import HOSTPATH_CLASS
 from tests.packaging.conftest import load_package_module, missing
 
 KREW_VERSION = os.environ.get("KREW_VERSION", "v0.4.3")
@@ -182,7 +183,7 @@ def test_install_and_run_through_krew(
     assert classes.returncode == 0, classes.stderr
     report = json.loads(classes.stdout)
     assert report["kind"] == "ClassList"
-    assert "csi-hostpath-sc" in {sc["name"] for sc in report["storageClasses"]}
+    assert HOSTPATH_CLASS in {sc["name"] for sc in report["storageClasses"]}
 
     # (`kubectl krew uninstall` needs krew's plugin index, a git clone from GitHub; the
     # temporary KREW_ROOT goes away with tmp_path instead.)

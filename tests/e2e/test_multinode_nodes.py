@@ -16,6 +16,7 @@ import time
 import pytest
 
 from tests.conftest import run_cli
+from tests.e2e.conftest import HOSTPATH_CLASS
 
 pytestmark = pytest.mark.cluster
 
@@ -91,7 +92,7 @@ spec:
 def test_shared_class_serves_one_volume_to_pods_on_two_nodes(multinode, namespace) -> None:
     c = multinode
     a, b = c.nodes[1], c.nodes[2]
-    c.apply(claim("shared", "csi-hostpath-sc", "ReadWriteMany"), namespace)
+    c.apply(claim("shared", HOSTPATH_CLASS, "ReadWriteMany"), namespace)
     c.apply(
         pod_on("writer", a, c.busybox_image, "echo $HOSTNAME > /data/f; sleep 600", "shared"),
         namespace,

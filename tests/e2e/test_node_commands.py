@@ -16,17 +16,18 @@ import time
 import pytest
 
 from tests.conftest import finish_cli, run_cli, start_cli
+from tests.e2e.conftest import HOSTPATH_CLASS
 
 pytestmark = pytest.mark.cluster
 
-PVC = """
+PVC = f"""
 apiVersion: v1
 kind: PersistentVolumeClaim
 metadata:
   name: data
 spec:
   accessModes: [ReadWriteOnce]
-  storageClassName: csi-hostpath-sc
+  storageClassName: {HOSTPATH_CLASS}
   resources:
     requests:
       storage: 64Mi
@@ -96,7 +97,7 @@ def test_mount_audit_maps_the_csi_volume_of_a_running_pod(cluster, namespace, in
     assert volume["namespace"] == namespace
     assert volume["pvc"] == "data"
     assert volume["pv"] == pv
-    assert volume["storage_class"] == "csi-hostpath-sc"
+    assert volume["storage_class"] == HOSTPATH_CLASS
     assert volume["driver"] == "hostpath.csi.k8s.io"
     assert volume["kind"] == "pod-volume"
     assert volume["pod_uid"] == uid

@@ -13,25 +13,15 @@ import time
 import yaml
 
 from tests.conftest import finish_cli, run_cli, start_cli, wait_for_stderr
+from tests.e2e.conftest import HOSTPATH_CLASS, PERSISTENCE_OBJECTS, managed
 
-CLASS = "csi-hostpath-sc"
+CLASS = HOSTPATH_CLASS
 TIMEOUT = "180"
 
 
 def _common(cluster, namespace: str) -> tuple[str, ...]:
     """The flags every run here shares: the test image, the wait, the namespace."""
     return ("--image", cluster.mariadb_image, "--timeout", TIMEOUT, "-n", namespace)
-
-
-def _managed(cluster, namespace: str) -> list[str]:
-    items = cluster.get_json(
-        "statefulsets,pods,pvc,secrets",
-        "-n",
-        namespace,
-        "-l",
-        "app.kubernetes.io/managed-by=kubectl-storage",
-    )["items"]
-    return [f"{i['kind']}/{i['metadata']['name']}" for i in items]
 
 
 def test_restart_and_crash_keep_committed_data(cluster, namespace) -> None:
@@ -88,7 +78,7 @@ def test_restart_and_crash_keep_committed_data(cluster, namespace) -> None:
     else:
         assert reschedule["verdict"] == "skipped"
         assert cluster.node in reschedule["note"]
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
 
 
 def test_a_reschedule_with_nowhere_to_go_tested_nothing(cluster, namespace) -> None:
@@ -105,7 +95,7 @@ def test_a_reschedule_with_nowhere_to_go_tested_nothing(cluster, namespace) -> N
     (reschedule,) = [p for p in report["phases"] if p["phase"] == "reschedule"]
     assert reschedule["verdict"] == "skipped", reschedule
     assert "no disruption could run, so nothing was tested" in result.stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
 
 
 def test_a_server_not_configured_for_durable_commits_fails(cluster, namespace) -> None:
@@ -138,7 +128,7 @@ def test_a_server_not_configured_for_durable_commits_fails(cluster, namespace) -
     assert all(p["verdict"] == "skipped" for p in disruptions)
     assert "not configured to make a commit durable" in result.stderr
     assert "Traceback" not in result.stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
 
 
 def test_allow_non_durable_config_runs_the_check_and_still_reports_it(cluster, namespace) -> None:
@@ -167,7 +157,7 @@ def test_allow_non_durable_config_runs_the_check_and_still_reports_it(cluster, n
     ) in result.stdout
     assert "power loss not tested" in result.stdout
     assert "--allow-non-durable-config let the disruptions run" in result.stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
 
 
 def test_empty_dir_control_reports_the_loss(cluster, namespace) -> None:
@@ -190,7 +180,7 @@ def test_empty_dir_control_reports_the_loss(cluster, namespace) -> None:
     assert "50 of 50 rows missing" in result.stdout
     assert "Control cannot judge crash: a container restart keeps the pod" in result.stdout
     assert "Traceback" not in result.stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
 
 
 def test_password_never_shown_and_keep_leaves_the_objects(cluster, namespace) -> None:
@@ -240,7 +230,7 @@ def test_password_never_shown_and_keep_leaves_the_objects(cluster, namespace) ->
         )
         cleanup = run_cli("cleanup", "--run-id", run_id, "--yes", "-n", namespace)
         assert cleanup.exit_code == 0, cleanup.stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
 
 
 def test_missing_class_exits_2_and_creates_nothing(cluster, namespace) -> None:
@@ -250,7 +240,7 @@ def test_missing_class_exits_2_and_creates_nothing(cluster, namespace) -> None:
     assert CLASS in result.stderr  # the available classes are listed
     assert "Traceback" not in result.stderr
     assert cluster.get_json("events", "-n", namespace)["items"] == []
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
 
 
 def test_ctrl_c_during_the_crash_writer_leaves_nothing(cluster, namespace) -> None:
@@ -266,7 +256,9 @@ def test_ctrl_c_during_the_crash_writer_leaves_nothing(cluster, namespace) -> No
         "-v",
     )
     seen = wait_for_stderr(proc, "seeded and read back", timeout=240)
-    assert _managed(cluster, namespace), "the run should have created objects by now"
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS), (
+        "the run should have created objects by now"
+    )
     # The writer and its kill take a few seconds; a loaded cluster can take that long to
     # answer a `kubectl get`, so nothing is asked of it between this line and the signal.
     seen += wait_for_stderr(proc, "crash: writer running", timeout=240)
@@ -276,4 +268,4 @@ def test_ctrl_c_during_the_crash_writer_leaves_nothing(cluster, namespace) -> No
     assert proc.returncode == 130, seen + err
     assert "deleted what run" in err
     assert "Traceback" not in err
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []

@@ -19,8 +19,9 @@ import signal
 import pytest
 
 from tests.conftest import finish_cli, run_cli, start_cli, wait_for_stderr
+from tests.e2e.conftest import HOSTPATH_CLASS, PERSISTENCE_OBJECTS, managed
 
-SHARED = "csi-hostpath-sc"
+SHARED = HOSTPATH_CLASS
 LOCAL = "local-path"
 TIMEOUT = "180"
 
@@ -28,17 +29,6 @@ TIMEOUT = "180"
 def _cordoned(cluster) -> list[str]:
     nodes = cluster.get_json("nodes")["items"]
     return sorted(n["metadata"]["name"] for n in nodes if n["spec"].get("unschedulable"))
-
-
-def _managed(cluster, namespace: str) -> list[str]:
-    items = cluster.get_json(
-        "statefulsets,pods,pvc,secrets",
-        "-n",
-        namespace,
-        "-l",
-        "app.kubernetes.io/managed-by=kubectl-storage",
-    )["items"]
-    return [f"{i['kind']}/{i['metadata']['name']}" for i in items]
 
 
 @pytest.fixture
@@ -93,7 +83,7 @@ def test_the_data_follows_the_pod_on_the_shared_class(no_cordon_left, namespace)
         assert f"cordoning node {phase['node_before']}" in result.stderr
         assert f"node {phase['node_before']} uncordoned" in result.stderr
     assert "evicting pod" in result.stderr  # node-drain went through the Eviction API
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
 
 
 def test_the_data_cannot_follow_the_pod_on_a_node_local_class(no_cordon_left, namespace) -> None:
@@ -116,7 +106,7 @@ def test_the_data_cannot_follow_the_pod_on_a_node_local_class(no_cordon_left, na
         result.stderr
     )
     assert "Traceback" not in result.stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
 
 
 def test_ctrl_c_during_the_move_uncordons_the_node(no_cordon_left, namespace) -> None:
@@ -148,7 +138,7 @@ def test_ctrl_c_during_the_move_uncordons_the_node(no_cordon_left, namespace) ->
     assert f"node {node} uncordoned" in err or f"undoing: uncordon node {node}" in err
     assert "Traceback" not in err
     assert node not in _cordoned(cluster)
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
 
 
 def test_the_empty_dir_control_shows_loss_in_each_move(no_cordon_left, namespace) -> None:
@@ -176,4 +166,4 @@ def test_the_empty_dir_control_shows_loss_in_each_move(no_cordon_left, namespace
     assert phases["crash"]["verdict"] == "skipped"
     assert report["control"]["judged"] == ["restart", "reschedule", "node-drain"]
     assert [c["disruption"] for c in report["control"]["cannot_judge"]] == ["crash"]
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []

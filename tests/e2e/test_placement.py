@@ -17,13 +17,14 @@ from dataclasses import dataclass
 import pytest
 
 from tests.conftest import CliResult, run_cli
+from tests.e2e.conftest import HOSTPATH_CLASS
 
 pytestmark = pytest.mark.cluster
 
 KEY = "kubectl-storage.test/placement"
 TAINT_VALUE = "only-with-toleration"
 LABEL_VALUE = "target"
-CLASS = "csi-hostpath-sc"
+CLASS = HOSTPATH_CLASS
 SNAPSHOT_CLASS = "csi-hostpath-snapclass"
 MANAGED = "app.kubernetes.io/managed-by=kubectl-storage"
 

@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from tests.conftest import run_cli
+from tests.e2e.conftest import HOSTPATH_CLASS
 
-CLASS = "csi-hostpath-sc"
+CLASS = HOSTPATH_CLASS
 SNAPSHOT_CLASS = "csi-hostpath-snapclass"
 RUN_ID = "kubectl-storage/run-id"
 # Objects a controller makes for us (the StatefulSet's pod and claim) are not in a plan.

@@ -12,10 +12,11 @@ import pytest
 import yaml
 
 from tests.conftest import run_cli
+from tests.e2e.conftest import HOSTPATH_CLASS
 
 pytestmark = pytest.mark.cluster
 
-CLASS = "csi-hostpath-sc"
+CLASS = HOSTPATH_CLASS
 
 
 @pytest.fixture

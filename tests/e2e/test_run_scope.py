@@ -27,6 +27,7 @@ from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.connection import ConnectionSettings, connect
 from kubectl_storage.kube.podexec import exec_in_pod
 from tests.conftest import run_cli
+from tests.e2e.conftest import HOSTPATH_CLASS
 
 
 def _done(obj: dict) -> bool:
@@ -167,14 +168,14 @@ def test_exec_leaves_no_socket_to_the_garbage_collector(api, cluster, namespace)
 
 # -- a snapshot the snapshot controller forgets ------------------------------------------------
 
-_SOURCE = """
+_SOURCE = f"""
 apiVersion: v1
 kind: PersistentVolumeClaim
-metadata: {name: source}
+metadata: {{name: source}}
 spec:
-  storageClassName: csi-hostpath-sc
+  storageClassName: {HOSTPATH_CLASS}
   accessModes: [ReadWriteOnce]
-  resources: {requests: {storage: 16Mi}}
+  resources: {{requests: {{storage: 16Mi}}}}
 """
 
 _SNAPSHOT = """

@@ -20,8 +20,9 @@ import uuid
 import pytest
 
 from tests.conftest import REPO, finish_cli, run_cli, start_cli, wait_for_stderr
+from tests.e2e.conftest import HOSTPATH_CLASS, SNAPSHOT_OBJECTS, managed
 
-CLASS = "csi-hostpath-sc"
+CLASS = HOSTPATH_CLASS
 SNAPSHOT_CLASS = "csi-hostpath-snapclass"
 DRIVER = "hostpath.csi.k8s.io"
 
@@ -81,17 +82,6 @@ def _snapshot(cluster, namespace: str, name: str, pvc: str = "data") -> dict:
     return cluster.get_json("volumesnapshot", name, "-n", namespace)
 
 
-def _managed(cluster, namespace: str) -> list[str]:
-    items = cluster.get_json(
-        "pods,pvc,volumesnapshots",
-        "-n",
-        namespace,
-        "-l",
-        "app.kubernetes.io/managed-by=kubectl-storage",
-    )["items"]
-    return [f"{i['kind']}/{i['metadata']['name']}" for i in items]
-
-
 def _contents_for(cluster, namespace: str) -> list[str]:
     """VolumeSnapshotContents (cluster-scoped, unlabelled) that point into ``namespace``: a
     snapshot deleted half-made can leave its content behind."""
@@ -133,7 +123,7 @@ def test_check_passes_on_the_csi_class(cluster, namespace) -> None:
     assert sum(f["changedAfterSnapshot"] for f in report["files"]) == 4
     assert report["problems"] == []
     assert "cleaning up 5 object(s)" in result.stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 def test_check_table_output(cluster, namespace) -> None:
@@ -158,7 +148,7 @@ def test_check_on_a_class_without_snapshot_class_creates_nothing(cluster, namesp
     assert "rancher.io/local-path" in result.stderr
     assert f"{SNAPSHOT_CLASS} ({DRIVER})" in result.stderr  # what exists instead
     assert cluster.get_json("events", "-n", namespace)["items"] == []
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 def test_check_refuses_a_snapshot_class_of_another_driver(cluster, namespace) -> None:
@@ -167,13 +157,13 @@ def test_check_refuses_a_snapshot_class_of_another_driver(cluster, namespace) ->
     )
     assert result.exit_code == 2
     assert f"VolumeSnapshotClass {SNAPSHOT_CLASS} is for driver {DRIVER}" in result.stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 def test_check_dry_run_infers_the_snapshot_class(cluster, namespace) -> None:
     out = _ok(run_cli("snapshot", "check", "-s", CLASS, "-n", namespace, "--dry-run"))
     assert f"volumeSnapshotClassName: {SNAPSHOT_CLASS}" in out
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 # -- list -------------------------------------------------------------------------------------
@@ -238,7 +228,7 @@ def test_browse_tree_shows_the_snapshot_time_files_only(cluster, namespace) -> N
     missing = run_cli("snapshot", "browse", "snap", "nope", "--tree", "-n", namespace)
     assert missing.exit_code == 2
     assert "nope does not exist in snapshot snap" in missing.stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 def test_browse_a_live_pvc_deletes_its_temporary_snapshot(cluster, namespace) -> None:
@@ -279,7 +269,7 @@ def test_a_snapshot_whose_source_pvc_is_gone_still_browses(cluster, namespace) -
     wrong = run_cli("snapshot", "browse", "orphan", "--tree", "-s", "local-path", "-n", namespace)
     assert wrong.exit_code == 2
     assert f"was taken by driver {DRIVER}" in wrong.stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 def test_a_pre_provisioned_snapshot_browses(cluster, namespace) -> None:
@@ -433,7 +423,7 @@ def test_cp_returns_identical_bytes_and_modes(cluster, namespace, tmp_path) -> N
     assert missing.exit_code == 2
     assert "/nope does not exist in snapshot snap" in missing.stderr
     assert not (tmp_path / "x").exists()
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 # -- interruption -----------------------------------------------------------------------------
@@ -461,7 +451,7 @@ def test_interrupted_check_leaves_nothing(
     assert proc.returncode == code, err
     assert "deleted what run" in err
     assert "Traceback" not in err
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
     assert cluster.get_json("volumesnapshots", "-n", namespace)["items"] == []
     assert _contents_for(cluster, namespace) == []
 
@@ -473,7 +463,7 @@ def test_interrupted_browse_leaves_nothing(cluster, namespace) -> None:
     proc.send_signal(signal.SIGINT)
     _, err = finish_cli(proc, 240)
     assert proc.returncode == 130, err
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
     assert cluster.get_json("volumesnapshots", "-n", namespace)["items"] == []
     assert _contents_for(cluster, namespace) == []
     # The user's PVC must not keep the snapshot controller's finalizer.

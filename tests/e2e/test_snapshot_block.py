@@ -14,8 +14,9 @@ import pytest
 import yaml
 
 from tests.conftest import finish_cli, run_cli, start_cli, wait_for_stderr
+from tests.e2e.conftest import SNAPSHOT_OBJECTS, managed
 from tests.e2e.test_block import _wait_until_no_orphan_loops
-from tests.e2e.test_snapshot import CLASS, _managed, _ok
+from tests.e2e.test_snapshot import CLASS, _ok
 
 pytestmark = pytest.mark.cluster
 
@@ -43,7 +44,7 @@ def test_a_block_volume_restores_its_ranges(cluster, namespace) -> None:
     changed = {f["path"] for f in report["files"] if f["changedAfterSnapshot"]}
     assert changed == {"range@0", "range@1MiB", "range@40MiB"}
     assert report["problems"] == []
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 def test_a_corrupted_block_restore_fails_with_the_range(cluster, namespace) -> None:
@@ -73,14 +74,14 @@ def test_a_corrupted_block_restore_fails_with_the_range(cluster, namespace) -> N
     assert statuses.pop("range@16MiB") == "differs"
     assert set(statuses.values()) == {"ok"}
     assert report["problems"] == ["range@16MiB differs from the snapshot-time content"]
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 def test_under_load_needs_a_filesystem(cluster, namespace) -> None:
     result = run_cli("snapshot", "check", "-s", CLASS, *BLOCK, "--under-load", "-n", namespace)
     assert result.exit_code == 2
     assert "--under-load writes a log file and needs --volume-mode Filesystem" in result.stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 @pytest.mark.parametrize(
@@ -100,7 +101,7 @@ def test_sigint_leaves_no_object_and_no_loop_device(cluster, namespace, when: st
     _, stderr = finish_cli(proc, 240)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
     assert cluster.get_json("volumesnapshots", "-n", namespace)["items"] == []
     # The kubelet tears the reader's device down after its pod object is gone: wait for that.
     _wait_until_no_orphan_loops()

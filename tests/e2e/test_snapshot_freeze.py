@@ -22,7 +22,8 @@ from kubectl_storage.kube.connection import ConnectionSettings, connect
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.operations.snapshot.freeze import start_freeze
 from tests.conftest import finish_cli, run_cli, start_cli, wait_for_stderr
-from tests.e2e.test_snapshot import CLASS, _managed, _ok
+from tests.e2e.conftest import SNAPSHOT_OBJECTS, managed
+from tests.e2e.test_snapshot import CLASS, _ok
 
 pytestmark = pytest.mark.cluster
 
@@ -75,7 +76,7 @@ def test_the_freeze_is_real_and_holds_the_writer(cluster, namespace) -> None:
     assert report["verdict"] == "pass", report["problems"]
     assert report["underLoad"]["tornRecord"] is None
     assert _writable()
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 def test_sigint_while_frozen_thaws_before_it_deletes(cluster, namespace) -> None:
@@ -88,7 +89,7 @@ def test_sigint_while_frozen_thaws_before_it_deletes(cluster, namespace) -> None
     assert stderr.index("undoing: thaw") < stderr.index("cleaning up")
     assert not _frozen()
     assert _writable()
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 def test_a_restricted_namespace_gets_no_freezer_and_a_crash_consistent_check(
@@ -108,7 +109,7 @@ def test_a_restricted_namespace_gets_no_freezer_and_a_crash_consistent_check(
     assert report["freeze"]["frozen"] is False
     assert 'enforces the "restricted" Pod Security level' in report["freeze"]["reason"]
     assert "not freezing" in result.stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 def test_a_volume_on_the_nodes_own_filesystem_is_not_frozen(cluster, namespace) -> None:

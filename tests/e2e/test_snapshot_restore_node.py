@@ -10,7 +10,8 @@ import time
 import pytest
 
 from tests.conftest import run_cli
-from tests.e2e.test_snapshot import CLASS, _managed, _ok
+from tests.e2e.conftest import SNAPSHOT_OBJECTS, managed
+from tests.e2e.test_snapshot import CLASS, _ok
 
 pytestmark = pytest.mark.cluster
 
@@ -49,7 +50,7 @@ def test_other_reads_the_restore_on_a_different_node(cluster, namespace) -> None
         assert "on a node other than " + placement["sourceNode"] in result.stderr
     finally:
         _cleanup(namespace, report["runId"])
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 def test_a_named_restore_node_takes_the_reader_and_not_the_writer(cluster, namespace) -> None:
@@ -78,7 +79,7 @@ def test_no_other_node_for_the_reader_is_refused_and_leaves_nothing(cluster, nam
     assert result.exit_code == 2, result.stderr
     assert "no Ready, schedulable node other than tk8s-node" in result.stderr
     assert "Traceback" not in result.stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 def test_a_restore_node_that_does_not_exist_is_refused_before_anything(cluster, namespace) -> None:
@@ -93,7 +94,7 @@ def test_a_restore_node_that_does_not_exist_is_refused_before_anything(cluster, 
     assert cluster.node in result.stderr  # the nodes there are
     assert "Traceback" not in result.stderr
     assert cluster.get_json("events", "-n", namespace)["items"] == []
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 def test_the_source_node_as_restore_node_is_a_usage_error(cluster, namespace) -> None:
@@ -103,7 +104,7 @@ def test_the_source_node_as_restore_node_is_a_usage_error(cluster, namespace) ->
     )  # fmt: skip
     assert result.exit_code == 2
     assert "--restore-node tk8s-node is the node the source runs on" in result.stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 @pytest.fixture
@@ -143,7 +144,7 @@ def test_a_node_local_snapshot_is_reported_and_fails(cluster, namespace, node_lo
     ]
     assert report["files"] == []  # the restore was never read
     assert "restore only on the node that took them" in result.stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 @pytest.fixture
@@ -175,4 +176,4 @@ def test_node_with_a_wait_for_first_consumer_class(
         assert _kept_pods(cluster, namespace) == {"writer": "tk8s-node-3", "reader": "tk8s-node-3"}
     finally:
         _cleanup(namespace, report["runId"])
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []

@@ -13,20 +13,10 @@ import time
 from pathlib import Path
 
 from tests.conftest import finish_cli, start_cli, wait_for_stderr
+from tests.e2e.conftest import HOSTPATH_CLASS, SNAPSHOT_OBJECTS, managed
 
-CLASS = "csi-hostpath-sc"
+CLASS = HOSTPATH_CLASS
 LOG_FILE = ".kubectl-storage-log/records.log"
-
-
-def _managed(cluster, namespace: str) -> list[str]:
-    items = cluster.get_json(
-        "pods,pvc,volumesnapshots",
-        "-n",
-        namespace,
-        "-l",
-        "app.kubernetes.io/managed-by=kubectl-storage",
-    )["items"]
-    return [f"{i['kind']}/{i['metadata']['name']}" for i in items]
 
 
 def _finish(proc) -> tuple[int, dict, str]:
@@ -52,7 +42,7 @@ def test_under_load_passes_and_reports_the_log(cluster, namespace) -> None:
     assert under_load["cleanPrefix"] < under_load["recordsAcknowledged"]
     assert under_load["problems"] == []
     assert report["verdict"] == "pass"
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 def test_a_restored_log_cut_short_is_a_torn_record_and_a_failure(cluster, namespace) -> None:
@@ -93,7 +83,7 @@ def test_a_restored_log_cut_short_is_a_torn_record_and_a_failure(cluster, namesp
     }
     assert any("lost acknowledged record 3 (offset 8192)" in p for p in under_load["problems"])
     assert report["verdict"] == "fail"
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 def test_sigint_while_the_writer_runs_leaves_nothing(cluster, namespace) -> None:
@@ -104,4 +94,4 @@ def test_sigint_while_the_writer_runs_leaves_nothing(cluster, namespace) -> None
     _, stderr = finish_cli(proc, 180)
 
     assert proc.returncode == 130, stderr
-    assert _managed(cluster, namespace) == []
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
