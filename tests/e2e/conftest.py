@@ -9,6 +9,8 @@
 * ``multinode`` (session): the cluster, failing the test when it has fewer than
   ``MIN_NODES`` harness nodes (start it with ``tests/cluster/up --nodes 3``).
 * ``namespace`` (function): a fresh namespace per test, deleted afterwards.
+* ``make_storage_class`` (function): creates StorageClasses of the test driver for one test,
+  named after its namespace, and deletes them afterwards.
 * ``HOSTPATH_CLASS``: the test driver's StorageClass; ``managed(cluster, namespace, kinds)``: the
   objects of ``kinds`` (``FIO_OBJECTS``, ``PERSISTENCE_OBJECTS``, ``SNAPSHOT_OBJECTS``) that
   kubectl-storage still has in a namespace.
@@ -276,6 +278,37 @@ def namespace(cluster: Cluster, request) -> str:
     )
     if r.returncode != 0:
         print(f"warning: namespace {name} not deleted: {r.stderr}", file=sys.stderr)
+
+
+@pytest.fixture
+def make_storage_class(cluster: Cluster, namespace: str):
+    """Create a StorageClass of the test driver for this test; deleted after it.
+
+    ``make(suffix, binding, parameters)`` names the class ``<namespace>-<suffix>`` (cut to 63
+    characters), with ``volumeBindingMode: binding`` and ``reclaimPolicy: Delete`` (the API's
+    default), and returns the name."""
+    made: list[str] = []
+
+    def make(
+        suffix: str, binding: str = "Immediate", parameters: dict[str, str] | None = None
+    ) -> str:
+        name = f"{namespace}-{suffix}"[:63]
+        manifest = {
+            "apiVersion": "storage.k8s.io/v1",
+            "kind": "StorageClass",
+            "metadata": {"name": name},
+            "provisioner": "hostpath.csi.k8s.io",
+            "volumeBindingMode": binding,
+            "reclaimPolicy": "Delete",
+            **({"parameters": parameters} if parameters else {}),
+        }
+        cluster.apply(json.dumps(manifest))
+        made.append(name)
+        return name
+
+    yield make
+    for name in reversed(made):
+        cluster.kubectl_run("delete", "storageclass", name, "--ignore-not-found")
 
 
 def managed(cluster: Cluster, namespace: str, kinds: str) -> list[str]:

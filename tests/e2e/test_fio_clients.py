@@ -135,18 +135,13 @@ def test_sigint_while_the_clients_run_leaves_nothing(multinode, namespace) -> No
 
 
 @pytest.fixture
-def one_node_class(multinode, namespace):
+def one_node_class(multinode, make_storage_class):
     """A class of the test driver whose every volume lives on tk8s-node-2 (node-local, pinned):
     pods that use them can only run there."""
-    name = f"{namespace}-pinned"[:63]
-    multinode.apply(
-        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\n"
-        f"metadata: {{name: {name}}}\nprovisioner: hostpath.csi.k8s.io\n"
-        "volumeBindingMode: Immediate\nreclaimPolicy: Delete\n"
-        'parameters: {tk8s.io/node-local: "true", tk8s.io/node-local-node: tk8s-node-2}\n'
+    return make_storage_class(
+        "pinned",
+        parameters={"tk8s.io/node-local": "true", "tk8s.io/node-local-node": "tk8s-node-2"},
     )
-    yield name
-    multinode.kubectl_run("delete", "storageclass", name, "--ignore-not-found")
 
 
 def test_clients_kept_on_one_node_by_their_volumes_are_said(

@@ -29,17 +29,9 @@ MARGIN = 2.0
 
 
 @pytest.fixture
-def memory_class(cluster, namespace):
+def memory_class(make_storage_class):
     """A class of the test driver whose volumes live on a tmpfs."""
-    name = f"{namespace}-memory"[:63]
-    cluster.apply(
-        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\n"
-        f"metadata: {{name: {name}}}\nprovisioner: hostpath.csi.k8s.io\n"
-        "volumeBindingMode: Immediate\nreclaimPolicy: Delete\n"
-        "parameters: {tk8s.io/medium: Memory}\n"
-    )
-    yield name
-    cluster.kubectl_run("delete", "storageclass", name, "--ignore-not-found")
+    return make_storage_class("memory", parameters={"tk8s.io/medium": "Memory"})
 
 
 def _extremes(entry: dict) -> dict[str, float]:

@@ -235,16 +235,9 @@ def _forgotten_snapshot(cluster, namespace: str, klass: str) -> str:
 
 
 @pytest.fixture
-def waiting_class(cluster, namespace):
+def waiting_class(make_storage_class):
     """A class of the test driver that binds only for a pod, so a restore PVC stays Pending."""
-    name = f"{namespace}-wffc"[:63]
-    cluster.apply(
-        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\n"
-        f"metadata: {{name: {name}}}\nprovisioner: hostpath.csi.k8s.io\n"
-        "volumeBindingMode: WaitForFirstConsumer\n"
-    )
-    yield name
-    cluster.kubectl_run("delete", "storageclass", name, "--ignore-not-found")
+    return make_storage_class("wffc", "WaitForFirstConsumer")
 
 
 @pytest.mark.parametrize("deleted_by", ["run scope", "cleanup"])

@@ -108,18 +108,10 @@ def test_the_source_node_as_restore_node_is_a_usage_error(cluster, namespace) ->
 
 
 @pytest.fixture
-def node_local_class(cluster, namespace):
+def node_local_class(make_storage_class):
     """A class of the test driver whose volumes, and the restores of their snapshots, are
     usable on one node only (its tk8s.io/node-local parameter: CSI accessible topology)."""
-    name = f"{namespace}-node-local"[:63]
-    cluster.apply(
-        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\n"
-        f"metadata: {{name: {name}}}\nprovisioner: hostpath.csi.k8s.io\n"
-        "volumeBindingMode: Immediate\nreclaimPolicy: Delete\n"
-        'parameters: {tk8s.io/node-local: "true"}\n'
-    )
-    yield name
-    cluster.kubectl_run("delete", "storageclass", name, "--ignore-not-found")
+    return make_storage_class("node-local", parameters={"tk8s.io/node-local": "true"})
 
 
 def test_a_node_local_snapshot_is_reported_and_fails(cluster, namespace, node_local_class) -> None:
@@ -148,17 +140,9 @@ def test_a_node_local_snapshot_is_reported_and_fails(cluster, namespace, node_lo
 
 
 @pytest.fixture
-def waiting_node_local_class(cluster, namespace):
+def waiting_node_local_class(make_storage_class):
     """The node-local class, binding its volumes where the first pod is scheduled."""
-    name = f"{namespace}-wffc"[:63]
-    cluster.apply(
-        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\n"
-        f"metadata: {{name: {name}}}\nprovisioner: hostpath.csi.k8s.io\n"
-        "volumeBindingMode: WaitForFirstConsumer\nreclaimPolicy: Delete\n"
-        'parameters: {tk8s.io/node-local: "true"}\n'
-    )
-    yield name
-    cluster.kubectl_run("delete", "storageclass", name, "--ignore-not-found")
+    return make_storage_class("wffc", "WaitForFirstConsumer", {"tk8s.io/node-local": "true"})
 
 
 def test_node_with_a_wait_for_first_consumer_class(
