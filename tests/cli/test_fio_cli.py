@@ -8,7 +8,7 @@ import pytest
 import yaml
 
 from tests.conftest import FIXTURES, run_cli
-from tests.unit.test_manifests import restricted_violations
+from tests.unit.k8s.test_k8s_manifests import restricted_violations
 
 NO_CLUSTER = {"KUBECONFIG": "/nonexistent/kubeconfig", "KUBERNETES_SERVICE_HOST": ""}
 QUICK_JSON = FIXTURES / "fio" / "fio-3.33-quick-profile-ext4.json"
