@@ -170,8 +170,8 @@ def fio_command(
 
         kubectl storage fio --from-json fast.json
     """
-    from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415 - runtime only
     from kubectl_storage.core.k8s.manifests import PodIdentity  # noqa: PLC0415 - runtime only
+    from kubectl_storage.core.k8s.pod_defaults import image_from_flags  # noqa: PLC0415 - runtime only
     from kubectl_storage.operations.fio import FIO_COMMAND, FioRequest  # noqa: PLC0415 - runtime only
 
     options = options_of(ctx)
@@ -205,9 +205,6 @@ def fio_command(
         cpu=cpu,
         memory=memory,
     )
-    identity = None
-    if run_as_user is not None or fs_group is not None:
-        identity = PodIdentity(run_as_user if run_as_user is not None else 1000, fs_group)
     request = FioRequest(
         storage_classes=tuple(storage_class or ()),
         size=size,
@@ -217,9 +214,9 @@ def fio_command(
         job_file=str(job_file) if job_file else None,
         runtime_s=runtime,
         ramp_time_s=ramp_time,
-        image=image or with_registry(TOOLBOX_IMAGE, registry),
+        image=image_from_flags(image, registry),
         placement=placement,
-        identity=identity,
+        identity=PodIdentity.from_flags(run_as_user, fs_group),
         timeout_s=timeout,
         keep=keep,
         parallel=parallel,

@@ -134,13 +134,13 @@ def run_live(
     node_name: str | None,
 ) -> ReportT | None:
     """Run a node command through the pipeline; None after printing a --dry-run plan."""
-    from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415 - runtime only
+    from kubectl_storage.core.k8s.pod_defaults import image_from_flags  # noqa: PLC0415 - runtime only
 
     if node_name:
         raise UsageError("--node-name only goes with --from-file", "")
     request = kind.request(
         namespace=options.resolved_namespace(),
-        image=image or with_registry(TOOLBOX_IMAGE, registry),
+        image=image_from_flags(image, registry),
         nodes=tuple(nodes or ()),
         selector=selector,
         all_nodes=all_nodes,

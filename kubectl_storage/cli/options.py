@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from kubectl_storage.core.k8s.pod_defaults import DEFAULT_FS_GROUP, DEFAULT_UID
 from kubectl_storage.core.k8s.quantities import QuantityError, Size, parse_duration_s
 from kubectl_storage.errors import UsageError
 
@@ -70,9 +71,13 @@ CpuOpt = Annotated[str | None, typer.Option("--cpu", help="CPU request and limit
 MemoryOpt = Annotated[str | None, typer.Option("--memory", help="Memory request and limit.")]
 RunAsUserOpt = Annotated[
     int | None,
-    typer.Option("--run-as-user", help="UID of the pod (default 1000; unset on OpenShift)."),
+    typer.Option(
+        "--run-as-user", help=f"UID of the pod (default {DEFAULT_UID}; unset on OpenShift)."
+    ),
 ]
-FsGroupOpt = Annotated[int | None, typer.Option("--fs-group", help="fsGroup (default 1000).")]
+FsGroupOpt = Annotated[
+    int | None, typer.Option("--fs-group", help=f"fsGroup (default {DEFAULT_FS_GROUP}).")
+]
 RegistryOpt = Annotated[
     str | None, typer.Option("--registry", help="Pull the default image from this registry.")
 ]

@@ -147,7 +147,7 @@ def validate_persistence_command(
 
         kubectl storage validate-persistence -s fast --dry-run
     """
-    from kubectl_storage.core.k8s.images import MYSQL_IMAGE, TOOLBOX_IMAGE, with_registry  # noqa: PLC0415 - runtime only
+    from kubectl_storage.core.k8s.pod_defaults import MYSQL_IMAGE, image_from_flags  # noqa: PLC0415 - runtime only
     from kubectl_storage.operations.validate_persistence import (  # noqa: PLC0415 - loaded when the command runs, not for its --help
         PERSISTENCE_COMMAND,
         PersistenceRequest,
@@ -169,15 +169,13 @@ def validate_persistence_command(
         rows=rows,
         disruptions=_parse_disruptions(disruptions) if disruptions is not None else None,
         volume_type=volume_type,
-        image=image or with_registry(MYSQL_IMAGE, registry),
+        image=image_from_flags(image, registry, MYSQL_IMAGE),
         placement=placement,
         timeout_s=timeout,
         keep=keep,
         server_args=tuple(server_arg or ()),
         allow_non_durable=allow_non_durable_config,
-        probe_image=(probe_image or with_registry(TOOLBOX_IMAGE, registry))
-        if fsync_probe
-        else None,
+        probe_image=image_from_flags(probe_image, registry) if fsync_probe else None,
     )
     report = options.execute(
         PERSISTENCE_COMMAND, request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout

@@ -67,22 +67,19 @@ def pod_settings(
     timeout: float,
     keep: bool,
 ) -> PodSettings:
-    from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE, with_registry  # noqa: PLC0415 - runtime only
     from kubectl_storage.core.k8s.manifests import (  # noqa: PLC0415 - loaded when the command runs, not for its --help
         PodIdentity,
     )
+    from kubectl_storage.core.k8s.pod_defaults import image_from_flags  # noqa: PLC0415 - runtime only
     from kubectl_storage.operations.snapshot import PodSettings  # noqa: PLC0415 - runtime only
 
     placement = placement_from_flags(
         "snapshot", node=node, node_selector=node_selector, toleration=toleration
     )
-    identity = None
-    if run_as_user is not None or fs_group is not None:
-        identity = PodIdentity(run_as_user if run_as_user is not None else 1000, fs_group)
     return PodSettings(
-        image=image or with_registry(TOOLBOX_IMAGE, registry),
+        image=image_from_flags(image, registry),
         placement=placement,
-        identity=identity,
+        identity=PodIdentity.from_flags(run_as_user, fs_group),
         timeout_s=timeout,
         keep=keep,
     )

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from kubectl_storage.core.k8s.pod_defaults import DEFAULT_FS_GROUP, DEFAULT_UID
+
 #: where our pods write (an emptyDir; their root file system is read-only)
 SCRATCH_DIRECTORY = "/tmp"
 
@@ -132,8 +134,16 @@ def _require_node(affinity: dict[str, Any], node: str) -> None:
 class PodIdentity:
     """UID and fsGroup for non-root pods; None leaves them to the cluster (OpenShift assigns)."""
 
-    run_as_user: int | None = 1000
-    fs_group: int | None = 1000
+    run_as_user: int | None = DEFAULT_UID
+    fs_group: int | None = DEFAULT_FS_GROUP
+
+    @classmethod
+    def from_flags(cls, run_as_user: int | None, fs_group: int | None) -> PodIdentity | None:
+        """--run-as-user and --fs-group; None when neither is given (preflight then decides
+        from the namespace)."""
+        if run_as_user is None and fs_group is None:
+            return None
+        return cls(run_as_user if run_as_user is not None else DEFAULT_UID, fs_group)
 
 
 def parse_node_selector(text: str) -> dict[str, str]:

@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from kubectl_storage.core.k8s.images import TOOLBOX_IMAGE
 from kubectl_storage.core.k8s.labels import run_labels
 from kubectl_storage.core.k8s.manifests import PodIdentity
+from kubectl_storage.core.k8s.pod_defaults import TOOLBOX_IMAGE
 from kubectl_storage.core.snapshot import snapshots as snap
 from kubectl_storage.core.snapshot.copy import SnapshotCopy
 from kubectl_storage.core.snapshot.listing import (

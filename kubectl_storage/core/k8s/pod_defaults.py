@@ -1,4 +1,6 @@
-"""Default images, pinned to the plugin version; every one can be overridden (--image)."""
+"""What every pod we create gets unless the user says otherwise: its image and its UID and
+fsGroup. Decided here once, so the commands cannot drift apart; each can be overridden
+(--image, --registry, --run-as-user, --fs-group)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,11 @@ TOOLBOX_IMAGE = f"ghcr.io/kubectl-storage/toolbox:{__version__}"
 #: The official server image for persistence checks (MySQL 8.4 LTS).
 MYSQL_IMAGE = "docker.io/library/mysql:8.4"
 
+#: The toolbox image's non-root user, and the fsGroup that makes a fresh volume writable by it.
+#: Left unset where the namespace assigns UIDs (OpenShift), which preflight finds out.
+DEFAULT_UID = 1000
+DEFAULT_FS_GROUP = 1000
+
 
 def with_registry(image: str, registry: str | None) -> str:
     """Swap the registry host of ``image`` for ``registry`` (air-gapped mirrors)."""
@@ -19,3 +26,8 @@ def with_registry(image: str, registry: str | None) -> str:
     has_host = "." in first or ":" in first or first == "localhost"
     path = rest if has_host and rest else image
     return f"{registry.rstrip('/')}/{path}"
+
+
+def image_from_flags(image: str | None, registry: str | None, default: str = TOOLBOX_IMAGE) -> str:
+    """--image as given, else ``default`` pulled from --registry when one is given."""
+    return image or with_registry(default, registry)
