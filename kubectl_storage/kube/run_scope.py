@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 import signal
 import threading
-import time
 from collections.abc import Callable
 from types import FrameType, TracebackType
 from typing import Any
@@ -26,7 +25,7 @@ from kubectl_storage.core.k8s.kinds import ResourceKind
 from kubectl_storage.core.k8s.labels import new_run_id, run_labels, with_run_labels
 from kubectl_storage.errors import ClusterError, Interrupted, Terminated
 from kubectl_storage.kube.api import JsonDict, KubeApi
-from kubectl_storage.kube.waits import wait_for, wait_gone
+from kubectl_storage.kube.waits import ObjectKey, wait_all_gone, wait_for
 
 log = logging.getLogger(__name__)
 
@@ -35,7 +34,6 @@ log = logging.getLogger(__name__)
 SETTLE_TIMEOUT_S = 30.0
 
 Settled = Callable[[JsonDict], bool]
-ObjectKey = tuple[ResourceKind, str, str | None]
 
 
 class _SigTerm(BaseException):
@@ -173,12 +171,27 @@ class RunScope:
         self._created = [c for c in self._created if c != (kind, name, namespace)]
         self._settled.pop((kind, name, namespace), None)
 
-    def delete_now(self, kind: ResourceKind, name: str, namespace: str | None) -> None:
-        """Delete one tracked object before the run ends (e.g. a class finished), and wait."""
-        self.forget(kind, name, namespace)
-        self._wait_settled([(kind, name, namespace)])
-        if self.api.delete(kind, name, namespace, grace_period_s=_grace_for(kind)):
-            wait_gone(self.api, kind, name, namespace=namespace, timeout_s=self.cleanup_timeout_s)
+    def delete_now(self, *objects: ObjectKey) -> None:
+        """Delete tracked objects before the run ends (a class finished, a node inspected),
+        newest first, all at once, then wait (bounded) until they are gone.
+
+        Every deletion request goes out before any wait (a PVC's protection finalizer lets go
+        as soon as its pod, deleted with no grace period, is gone). Each object stays tracked
+        until its deletion was accepted, so an interruption before that still deletes it when
+        the run ends; once accepted, Kubernetes finishes the deletion whether or not we wait (a
+        Ctrl-C during the wait only stops the waiting).
+        """
+        pending = list(reversed(objects))
+        self._wait_settled(pending)
+        requested: list[ObjectKey] = []
+        for kind, name, namespace in pending:
+            if self.api.delete(kind, name, namespace, grace_period_s=deletion_grace_s(kind)):
+                requested.append((kind, name, namespace))
+            self.forget(kind, name, namespace)
+        for kind, name, namespace in wait_all_gone(
+            self.api, requested, timeout_s=self.cleanup_timeout_s
+        ):
+            self._still_terminating(kind, name, namespace)
 
     def defer(self, what: str, action: Callable[[], None]) -> Callable[[], None]:
         """Register the undoing of a change the run made to an object it did not create (a
@@ -242,30 +255,32 @@ class RunScope:
             log.info("cleaning up %d object(s) of run %s", len(pending), self.run_id)
             for kind, name, ns in pending:
                 try:
-                    if self.api.delete(kind, name, ns, grace_period_s=_grace_for(kind)):
+                    if self.api.delete(kind, name, ns, grace_period_s=deletion_grace_s(kind)):
                         requested.append((kind, name, ns))
                 except Exception as exc:  # noqa: BLE001 - keep deleting the rest, then say so
                     log.warning("could not delete %s %s/%s: %s", kind.kind, ns, name, exc)
         finally:
             for signum, handler in saved.items():
                 signal.signal(signum, handler)
-        deadline = time.monotonic() + self.cleanup_timeout_s
         try:
-            for kind, name, ns in requested:
-                remaining = max(1.0, deadline - time.monotonic())
-                if not wait_gone(self.api, kind, name, namespace=ns, timeout_s=remaining):
-                    log.warning(
-                        "%s %s/%s is still terminating; `kubectl storage cleanup --run-id %s` "
-                        "checks on it later",
-                        kind.kind,
-                        ns,
-                        name,
-                        self.run_id,
-                    )
+            for kind, name, ns in wait_all_gone(
+                self.api, requested, timeout_s=self.cleanup_timeout_s
+            ):
+                self._still_terminating(kind, name, ns)
         except KeyboardInterrupt:
             log.warning("deletion requested; not waiting for it to finish (second Ctrl-C)")
         self._created = []
         self._settled = {}
+
+    def _still_terminating(self, kind: ResourceKind, name: str, namespace: str | None) -> None:
+        log.warning(
+            "%s %s/%s is still terminating; `kubectl storage cleanup --run-id %s` checks on it "
+            "later",
+            kind.kind,
+            namespace,
+            name,
+            self.run_id,
+        )
 
     def _wait_settled(self, objects: list[ObjectKey]) -> None:
         """Before deleting, wait (bounded) until half-made objects are finished.
@@ -310,6 +325,7 @@ class RunScope:
                 return
 
 
-def _grace_for(kind: ResourceKind) -> int | None:
-    # Our pods run `sleep`-like commands that ignore SIGTERM; waiting 30s for them buys nothing.
+def deletion_grace_s(kind: ResourceKind) -> int | None:
+    """The grace period our objects are deleted with: none for pods (they run `sleep`-like
+    commands that ignore SIGTERM; waiting 30 s for them buys nothing), the default otherwise."""
     return 0 if kind.kind == "Pod" else None

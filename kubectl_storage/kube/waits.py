@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from kubectl_storage.core.k8s.kinds import ResourceKind
 from kubectl_storage.core.k8s.objects import deletion_waits_for_resync, dig
@@ -110,6 +110,48 @@ def pod_running(role: str) -> Predicate:
     return predicate
 
 
+ObjectKey = tuple[ResourceKind, str, str | None]
+
+
+def wait_all_gone(
+    api: KubeApi,
+    objects: Sequence[ObjectKey],
+    *,
+    timeout_s: float,
+    first_poll_s: float = 0.05,
+    longest_poll_s: float = 0.5,
+) -> dict[ObjectKey, JsonDict]:
+    """Wait until none of ``objects`` exists; those still there at the deadline, as last read
+    (empty when all went).
+
+    Polls from ``first_poll_s`` up to ``longest_poll_s``: most deletions finish well within a
+    second. An object whose deletion waits for its controller's next resync is nudged every few
+    seconds meanwhile (:func:`nudge`), so it goes in seconds instead of minutes."""
+    deadline = time.monotonic() + timeout_s
+    next_nudge = time.monotonic() + NUDGE_AFTER_S
+    delay = first_poll_s
+    remaining = list(dict.fromkeys(objects))
+    while True:
+        nudging = time.monotonic() >= next_nudge
+        still: dict[ObjectKey, JsonDict] = {}
+        for key in remaining:
+            kind, name, namespace = key
+            current = api.get_or_none(kind, name, namespace)
+            if current is None:
+                continue
+            still[key] = current
+            if nudging and deletion_waits_for_resync(current):
+                nudge(api, kind, name, namespace)
+        if nudging:
+            next_nudge = time.monotonic() + NUDGE_AFTER_S
+        remaining = list(still)
+        left = deadline - time.monotonic()
+        if not still or left <= 0:
+            return still
+        time.sleep(min(delay, left))
+        delay = min(delay * 2, longest_poll_s)
+
+
 def wait_gone(
     api: KubeApi,
     kind: ResourceKind,
@@ -118,21 +160,8 @@ def wait_gone(
     namespace: str | None = None,
     timeout_s: float,
 ) -> bool:
-    """Wait until the object no longer exists; False when it is still there at the deadline.
-
-    An object whose deletion waits for its controller's next resync is nudged every few seconds
-    meanwhile (:func:`nudge`), so it goes in seconds instead of minutes."""
-    deadline = time.monotonic() + timeout_s
-    next_nudge = time.monotonic() + NUDGE_AFTER_S
-    while time.monotonic() < deadline:
-        current = api.get_or_none(kind, name, namespace)
-        if current is None:
-            return True
-        if time.monotonic() >= next_nudge and deletion_waits_for_resync(current):
-            nudge(api, kind, name, namespace)
-            next_nudge = time.monotonic() + NUDGE_AFTER_S
-        time.sleep(0.5)
-    return api.get_or_none(kind, name, namespace) is None
+    """Wait until the object no longer exists; False when it is still there at the deadline."""
+    return not wait_all_gone(api, [(kind, name, namespace)], timeout_s=timeout_s)
 
 
 #: How long a deletion may look stuck before the object is nudged (and again between nudges).

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
@@ -15,10 +14,10 @@ from kubectl_storage.core.cleanup import (
 )
 from kubectl_storage.core.k8s.kinds import RUN_CREATED_KINDS, ResourceKind
 from kubectl_storage.core.k8s.labels import MANAGED_SELECTOR, run_selector
-from kubectl_storage.core.k8s.objects import deletion_waits_for_resync
 from kubectl_storage.errors import NotFoundError
 from kubectl_storage.kube.api import KubeApi
-from kubectl_storage.kube.waits import NUDGE_AFTER_S, nudge
+from kubectl_storage.kube.run_scope import deletion_grace_s
+from kubectl_storage.kube.waits import wait_all_gone
 
 log = logging.getLogger(__name__)
 
@@ -64,26 +63,16 @@ def cleanup(api: KubeApi, request: CleanupRequest) -> CleanupReport:
         return CleanupReport(objects=tuple(item for _, item in found), deleted=False)
     log.info("deleting %d object(s)", len(found))
     for kind, item in found:
-        api.delete(
-            kind, item.name, item.namespace, grace_period_s=0 if kind.kind == "Pod" else None
-        )
-    deadline = time.monotonic() + request.timeout_s
-    next_nudge = time.monotonic() + NUDGE_AFTER_S
-    remaining = list(found)
-    while remaining and time.monotonic() < deadline:
-        still = []
-        nudging = time.monotonic() >= next_nudge
-        for kind, item in remaining:
-            current = api.get_or_none(kind, item.name, item.namespace)
-            if current is not None:  # re-read: what holds it now (finalizers) is what counts
-                still.append((kind, leftover_from_object(kind.kind, current)))
-                if nudging and deletion_waits_for_resync(current):
-                    nudge(api, kind, item.name, item.namespace)
-        if nudging:
-            next_nudge = time.monotonic() + NUDGE_AFTER_S
-        remaining = still
-        if remaining:
-            time.sleep(0.5)
+        api.delete(kind, item.name, item.namespace, grace_period_s=deletion_grace_s(kind))
+    still = wait_all_gone(
+        api,
+        [(kind, item.name, item.namespace) for kind, item in found],
+        timeout_s=request.timeout_s,
+    )
+    # Re-read: what holds an object now (its finalizers) is what the report names.
+    remaining = [
+        (key[0], leftover_from_object(key[0].kind, current)) for key, current in still.items()
+    ]
     gone = {(k.kind, i.namespace, i.name) for k, i in found} - {
         (k.kind, i.namespace, i.name) for k, i in remaining
     }

@@ -299,7 +299,7 @@ def _inspect_one(
     finally:
         if not request.keep:
             try:
-                scope.delete_now(kinds.POD, name, request.namespace)
+                scope.delete_now((kinds.POD, name, request.namespace))
             except StorageToolError as exc:  # the run scope's final sweep tries again
                 log.warning("%s: could not delete %s yet: %s", node, name, exc.message)
                 scope.adopt(kinds.POD, name, request.namespace)

@@ -46,7 +46,7 @@ from kubectl_storage.errors import ClusterError, FindingsError, ForbiddenError, 
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.podexec import exec_in_pod, preload_exec_support
 from kubectl_storage.kube.run_scope import RunScope
-from kubectl_storage.kube.waits import pod_running, wait_for
+from kubectl_storage.kube.waits import ObjectKey, pod_running, wait_for
 from kubectl_storage.operations.fio.plan import FioPlan
 from kubectl_storage.operations.fio.pod_commands import (
     CONFIG_PATH,
@@ -140,19 +140,19 @@ def _run_target(
     pod_manifest = manifests[-1]
     pod_name = pod_manifest["metadata"]["name"]
     ns = plan.namespace
-    created: list[tuple[kinds.ResourceKind, str]] = []
+    created: list[ObjectKey] = []
     for manifest in manifests:
         if cancel is not None and cancel.is_set():
             raise ClusterError("cancelled", "")
         kind = kinds.kind_for(manifest["apiVersion"], manifest["kind"])
         scope.create(kind, manifest, ns)
-        created.append((kind, manifest["metadata"]["name"]))
+        created.append((kind, manifest["metadata"]["name"], ns))
     preload_exec_support()
     label = f"StorageClass {target}" if not request.pvc else f"PVC {target}"
     if request.clients > 1:
         measured = _run_clients(api, plan, target, label, progress)
         if not request.keep:
-            delete_together(api, scope, created, ns)
+            scope.delete_now(*created)
         return measured
     step(f"{label}: waiting for the benchmark pod (the volume binds when it is scheduled)")
     try:
@@ -207,7 +207,7 @@ def _run_target(
         local = _run_on_local_disk(api, plan, pod, first_mountinfo, label, progress)
     if not request.keep:
         # Free the class's storage before the next class starts.
-        delete_together(api, scope, created, ns)
+        scope.delete_now(*created)
     return ClassRun(target, tuple(results), stderr_text, setup=setup, local=local)
 
 
@@ -392,51 +392,6 @@ def _eligible_nodes(nodes: list[JsonDict] | None, request: FioRequest) -> dict[s
         for node in nodes
         if name_of(node) in names
     }
-
-
-def delete_together(
-    api: KubeApi,
-    scope: RunScope,
-    created: list[tuple[kinds.ResourceKind, str]],
-    namespace: str,
-    *,
-    first_poll_s: float = 0.05,
-    longest_poll_s: float = 0.5,
-) -> None:
-    """Delete a class's objects, newest first, all at once, then wait until they are gone.
-
-    One object at a time (RunScope.delete_now) waits out a 0.5 s poll per object; here every
-    deletion request goes out first (the PVC's protection finalizer lets go as soon as the pod,
-    deleted with no grace period, is gone), then the wait polls from ``first_poll_s`` up.
-    Each object stays in the scope until its deletion was accepted, so an interruption before
-    that still deletes it when the run ends; once accepted, Kubernetes finishes the deletion
-    whether or not we wait (a Ctrl-C during the wait only stops the waiting).
-    """
-    requested: list[tuple[kinds.ResourceKind, str]] = []
-    for kind, name in reversed(created):
-        grace = 0 if kind.kind == "Pod" else None  # our pods ignore SIGTERM (sleep, fio --server)
-        if api.delete(kind, name, namespace, grace_period_s=grace):
-            requested.append((kind, name))
-        scope.forget(kind, name, namespace)
-    deadline = time.monotonic() + scope.cleanup_timeout_s
-    delay = first_poll_s
-    while requested:
-        requested = [(k, n) for k, n in requested if api.get_or_none(k, n, namespace) is not None]
-        if not requested:
-            return
-        if time.monotonic() >= deadline:
-            for kind, name in requested:
-                log.warning(
-                    "%s %s/%s is still terminating; `kubectl storage cleanup --run-id %s` "
-                    "checks on it later",
-                    kind.kind,
-                    namespace,
-                    name,
-                    scope.run_id,
-                )
-            return
-        time.sleep(delay)
-        delay = min(delay * 2, longest_poll_s)
 
 
 _MOUNTINFO_START = "@@kubectl-storage mountinfo"

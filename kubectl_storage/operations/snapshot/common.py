@@ -215,7 +215,7 @@ def restore_first_on_exit(
         if not scope.keep:
             for kind, name in ((kinds.POD, pod), (kinds.PVC, pvc)):
                 try:
-                    scope.delete_now(kind, name, namespace)
+                    scope.delete_now((kind, name, namespace))
                 except Exception as exc:  # noqa: BLE001 - the scope retries; the first error wins
                     log.debug("could not delete %s %s first: %s", kind.kind, name, exc)
         raise

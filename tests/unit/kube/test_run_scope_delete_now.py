@@ -1,4 +1,5 @@
-"""`fio` deletes a class's objects all at once and waits until they are gone (operations/fio/run.py).
+"""RunScope.delete_now deletes objects before the run ends (fio: a class's PVC and pod once the
+class is done) all at once, and waits until they are gone (kube/run_scope.py).
 
 The e2e tests (tests/e2e/test_fio.py) check on the real cluster that nothing is left after a run
 and after Ctrl-C. What they cannot hit on demand is an interruption *between* two deletion
@@ -13,7 +14,6 @@ import pytest
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.kube.run_scope import RunScope
-from kubectl_storage.operations.fio.run import delete_together
 
 
 class RecordingApi:
@@ -43,20 +43,20 @@ class RecordingApi:
         return {"metadata": {"name": name}}
 
 
-CREATED = [(kinds.CONFIGMAP, "cm"), (kinds.PVC, "pvc"), (kinds.POD, "pod")]
+CREATED = [(kinds.CONFIGMAP, "cm", "ns"), (kinds.PVC, "pvc", "ns"), (kinds.POD, "pod", "ns")]
 
 
 def _scope(api: RecordingApi, timeout_s: float = 120) -> RunScope:
     scope = RunScope(api, "fio", cleanup_timeout_s=timeout_s, run_id="abcd1234")  # type: ignore[arg-type]
-    for kind, name in CREATED:
-        scope.adopt(kind, name, "ns")
+    for kind, name, namespace in CREATED:
+        scope.adopt(kind, name, namespace)
     return scope
 
 
 def test_every_request_goes_out_before_any_wait_newest_first() -> None:
     api = RecordingApi(gets_until_gone={"pvc": 2})
     scope = _scope(api)
-    delete_together(api, scope, CREATED, "ns", first_poll_s=0.001)  # type: ignore[arg-type]
+    scope.delete_now(*CREATED)
 
     deletes = [c for c in api.calls if c[0] == "delete"]
     assert deletes == [
@@ -75,7 +75,7 @@ def test_an_interruption_between_requests_leaves_the_rest_to_the_scope() -> None
     api = RecordingApi(fail_on="pvc")
     scope = _scope(api)
     with pytest.raises(KeyboardInterrupt):
-        delete_together(api, scope, CREATED, "ns")  # type: ignore[arg-type]
+        scope.delete_now(*CREATED)
     # the pod's deletion was accepted, so it is no longer the scope's to delete; the PVC's
     # request may or may not have arrived and the ConfigMap's never went out: both stay
     assert [(k.kind, n) for k, n, _ in scope.created] == [
@@ -88,7 +88,7 @@ def test_an_object_still_terminating_at_the_deadline_is_named(caplog) -> None:
     api = RecordingApi(gets_until_gone={"pvc": 10**6})
     scope = _scope(api, timeout_s=0.05)
     with caplog.at_level(logging.WARNING):
-        delete_together(api, scope, CREATED, "ns", first_poll_s=0.01)  # type: ignore[arg-type]
+        scope.delete_now(*CREATED)
     assert "PersistentVolumeClaim ns/pvc is still terminating" in caplog.text
     assert "cleanup --run-id abcd1234" in caplog.text
     assert scope.created == []  # its deletion was accepted; Kubernetes finishes it
