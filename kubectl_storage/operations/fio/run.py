@@ -38,10 +38,10 @@ from kubectl_storage.core.fio.results import FioOutputError, FioResult, parse_fi
 from kubectl_storage.core.fio.setup import TargetSetup, target_setup, volume_setup
 from kubectl_storage.core.fio.stats import build_fio_report
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.core.k8s.manifests import PodPlacement
+from kubectl_storage.core.k8s.manifests import Manifest
 from kubectl_storage.core.k8s.objects import dig, labels_of, name_of
 from kubectl_storage.core.k8s.quantities import format_bytes
-from kubectl_storage.core.k8s.scheduling import schedulable_nodes, untolerated_taints
+from kubectl_storage.core.k8s.scheduling import schedulable_nodes
 from kubectl_storage.errors import ClusterError, FindingsError, ForbiddenError, WaitTimeoutError
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.podexec import exec_in_pod, preload_exec_support
@@ -57,6 +57,7 @@ from kubectl_storage.operations.fio.pod_commands import (
     probe_command,
 )
 from kubectl_storage.operations.fio.request import FioRequest
+from kubectl_storage.operations.pending import explain_pending, pending_hint
 from kubectl_storage.operations.pipeline import Progress
 
 log = logging.getLogger(__name__)
@@ -149,6 +150,7 @@ def _run_target(
         created.append((kind, manifest["metadata"]["name"], ns))
     preload_exec_support()
     label = f"StorageClass {target}" if not request.pvc else f"PVC {target}"
+    pvc_name = _claim_of(pod_manifest) or target
     if request.clients > 1:
         measured = _run_clients(api, plan, target, label, progress)
         if not request.keep:
@@ -164,10 +166,12 @@ def _run_target(
             namespace=ns,
             timeout_s=request.timeout_s,
             what="Running",
-            hint=_pending_hint(ns, target),
+            hint=pending_hint(ns, pvc_name, None if request.pvc else target),
         )
     except WaitTimeoutError as exc:
-        raise _with_taints(api, exc, request.placement) from None
+        raise explain_pending(
+            api, exc, namespace=ns, pvc=pvc_name, placement=request.placement
+        ) from None
     step(f"{label}: pod running; fio starts")
     results: list[FioResult] = []
     stderr_text = ""
@@ -303,7 +307,9 @@ def _run_clients(
                 namespace=ns,
                 timeout_s=max(1.0, deadline - time.monotonic()),
                 what="Running",
-                hint=_pending_hint(ns, target),
+                hint=pending_hint(
+                    ns, _claim_of(manifest) or target, None if request.pvc else target
+                ),
             )
         except ClusterError as exc:
             current = api.get_or_none(kinds.POD, name, ns)
@@ -455,39 +461,13 @@ def _ticker(step: Callable[[str], None], prefix: str, started: float) -> Callabl
     return lambda: step(f"{prefix}: fio running, {time.monotonic() - started:.0f}s")
 
 
-def _with_taints(api: KubeApi, exc: WaitTimeoutError, placement: PodPlacement) -> WaitTimeoutError:
-    """The timeout, with the taints that keep the pod off every node it may go to.
-
-    Said by us from the nodes, since the scheduler's last message may be an older reason (a
-    claim not yet bound when the pod was first tried). Nodes that cannot be read: unchanged."""
-    try:
-        nodes = api.list(kinds.NODE)
-    except ClusterError:
-        return exc
-    taints = untolerated_taints(nodes, placement)
-    allowed = [n for n in nodes if not placement.node_name or name_of(n) == placement.node_name]
-    allowed = [
-        n
-        for n in allowed
-        if all((labels_of(n).get(k) == v) for k, v in placement.node_selector.items())
-    ]
-    if not taints or len(taints) < len(allowed):
-        return exc  # some node the pod may go to has no untolerated taint: not the reason
-    said = "; ".join(f"{node}: {', '.join(t)}" for node, t in sorted(taints.items()))
-    return WaitTimeoutError(
-        f"{exc.message}; every node it may go to has an untolerated taint ({said})",
-        "Pass --toleration KEY[=VALUE][:EFFECT] for the taint, or choose other nodes with "
-        "--node or --node-selector.",
-        exc.events,
-    )
-
-
-def _pending_hint(namespace: str, target: str) -> str:
-    return (
-        "If the PVC stays Pending, check that the StorageClass's provisioner runs "
-        f"(kubectl get pvc -n {namespace}; kubectl describe storageclass {target}). "
-        "If the pod is Pending, check node taints (--toleration) and resources."
-    )
+def _claim_of(pod: Manifest) -> str | None:
+    """The claim a benchmark pod mounts (the class's fresh PVC, or the one given with --pvc)."""
+    for volume in dig(pod, "spec", "volumes") or []:
+        claim = dig(volume, "persistentVolumeClaim", "claimName")
+        if claim:
+            return str(claim)
+    return None
 
 
 def _expected_seconds(job_text: str) -> float:

@@ -99,9 +99,10 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
         step(f"{label}: creating PVC {source_name} ({request.size}) and the writer pod")
         scope.create(kinds.PVC, objects.source_pvc, ns)
         scope.create(kinds.POD, objects.writer_pod, ns)
-        source_node = str(
-            dig(wait_pod(api, writer, source_name, ns, "writer", timeout), "spec", "nodeName")
+        writer_pod = wait_pod(
+            api, writer, source_name, ns, "writer", timeout, placement=request.pods.placement
         )
+        source_node = str(dig(writer_pod, "spec", "nodeName"))
     if request.restore_node == OTHER:
         require_another_node(api, request.pods, source_node)
     with timed(steps, "write known files"):
@@ -186,6 +187,7 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
             ns,
             "reader",
             timeout,
+            placement=None if request.restore_node else request.pods.placement,
             or_until=volume_topology_refusal if request.restore_node else None,
         )
     placement = None

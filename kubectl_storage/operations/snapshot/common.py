@@ -27,11 +27,11 @@ from kubectl_storage.errors import (
     WaitTimeoutError,
 )
 from kubectl_storage.kube.api import JsonDict, KubeApi
-from kubectl_storage.kube.events import events_for
 from kubectl_storage.kube.podexec import ExecResult, exec_in_pod
 from kubectl_storage.kube.podstream import interrupted
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.kube.waits import pod_running, wait_for
+from kubectl_storage.operations.pending import explain_pending, pending_hint
 
 log = logging.getLogger(__name__)
 
@@ -105,11 +105,13 @@ def wait_pod(
     role: str,
     timeout_s: float,
     *,
+    placement: PodPlacement | None = None,
     or_until: Callable[[JsonDict], object] | None = None,
 ) -> JsonDict:
     """Wait for the pod to run (or for ``or_until`` to return something true); the pod.
 
-    On timeout the PVC's events are added (a restore fails there)."""
+    On timeout the PVC's events are added (a restore fails there), and the taints that keep
+    the pod off every node it may go to."""
     running = pod_running(role)
 
     def done(obj: JsonDict) -> bool:
@@ -124,16 +126,10 @@ def wait_pod(
             namespace=namespace,
             timeout_s=timeout_s,
             what="Running",
-            hint=(
-                f"If PVC {pvc} stays Pending, its events say why (kubectl describe pvc {pvc} "
-                f"-n {namespace}): no provisioner, a restore the driver refused, quota. If the "
-                "pod is Pending, check node taints (--toleration) and --node-selector."
-            ),
+            hint=pending_hint(namespace, pvc),
         )
     except WaitTimeoutError as exc:
-        claim = api.get_or_none(kinds.PVC, pvc, namespace)
-        extra = [f"PVC {pvc}: {line}" for line in events_for(api, claim)] if claim else []
-        raise WaitTimeoutError(exc.message, exc.hint, [*exc.events, *extra]) from None
+        raise explain_pending(api, exc, namespace=namespace, pvc=pvc, placement=placement) from None
 
 
 def wait_snapshot_ready(api: KubeApi, name: str, namespace: str, timeout_s: float) -> JsonDict:

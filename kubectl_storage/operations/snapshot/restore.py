@@ -367,7 +367,7 @@ def mount_snapshot(api: KubeApi, scope: RunScope, plan: RestorePlan, step: Step)
         scope.create(kinds.PVC, objects.pvc, ns)
         scope.create(kinds.POD, objects.pod, ns)
         step(f"waiting for pod {pod_name} to mount the restored volume read-only at /snapshot")
-        wait_pod(api, pod_name, pvc_name, ns, "browse", pods.timeout_s)
+        wait_pod(api, pod_name, pvc_name, ns, "browse", pods.timeout_s, placement=pods.placement)
     return str(pod_name)
 
 

@@ -24,8 +24,10 @@ from kubectl_storage.core.validate_persistence.mysql import (
     PROBE_CONTAINER,
     READY_SQL,
     MysqlDeployment,
+    VolumeType,
     is_missing_table_error,
     pod_name_for,
+    pvc_name_for,
     sql_command,
 )
 from kubectl_storage.core.validate_persistence.probe import (
@@ -39,6 +41,7 @@ from kubectl_storage.errors import ClusterError, ForbiddenError, StorageToolErro
 from kubectl_storage.kube.api import JsonDict, KubeApi
 from kubectl_storage.kube.podexec import ExecResult, exec_in_pod
 from kubectl_storage.kube.waits import pod_running, wait_for
+from kubectl_storage.operations.pending import explain_pending, pending_hint
 from kubectl_storage.operations.validate_persistence.request import PersistenceRequest
 
 #: Exit codes of a server container we stopped ourselves (SIGKILL, SIGTERM) or that ended cleanly.
@@ -155,21 +158,29 @@ class MysqlPod:
             # waited for.
             return predicate(pod) and runs(pod) and running(pod)
 
-        return wait_for(
-            self.api,
-            kinds.POD,
-            self.pod,
-            ready,
-            namespace=self.ns,
-            timeout_s=self.request.timeout_s,
-            what=what,
-            comes_back=True,  # the StatefulSet makes the pod again under the same name
-            hint=(
-                "If the pod is Pending, check its events: the PVC (provisioner, "
-                "WaitForFirstConsumer, quota), taints (--toleration) and resources. "
-                "Raise --timeout if the cluster is only slow."
-            ),
+        pvc = (
+            pvc_name_for(self.deployment.name)
+            if self.deployment.volume_type is VolumeType.PVC
+            else None
         )
+        try:
+            return wait_for(
+                self.api,
+                kinds.POD,
+                self.pod,
+                ready,
+                namespace=self.ns,
+                timeout_s=self.request.timeout_s,
+                what=what,
+                comes_back=True,  # the StatefulSet makes the pod again under the same name
+                hint=pending_hint(self.ns, pvc, self.request.storage_class)
+                if pvc
+                else "If the pod is Pending, check node taints (--toleration) and resources.",
+            )
+        except WaitTimeoutError as exc:
+            raise explain_pending(
+                self.api, exc, namespace=self.ns, pvc=pvc, placement=self.request.placement
+            ) from None
 
     def wait_answering(self, started: float) -> float:
         """Poll ``SELECT 1`` until MySQL answers; seconds since ``started``.
