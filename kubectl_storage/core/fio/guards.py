@@ -45,7 +45,7 @@ The rules and their thresholds:
     their percentiles are upper bounds (see :mod:`kubectl_storage.core.fio.clones`).
 ``fio.block-unwritten-read``
     A job reads the benchmark pod's Block volume (``filename=`` the pod's device path,
-    :data:`~kubectl_storage.core.fio.jobs.BLOCK_DEVICE_PATH`; a fresh PVC unless ``--pvc``) in
+    :data:`~kubectl_storage.core.fio.profiles.BLOCK_DEVICE_PATH`; a fresh PVC unless ``--pvc``) in
     a range that no job before it (in an earlier stonewall group, without error) wrote
     sequentially. Other devices in a saved fio output (``--from-json``) are not judged: whether
     their blocks were ever written is not known. fio lays out a file
@@ -57,10 +57,10 @@ The rules and their thresholds:
     must reach the end of the read range. ``--no-prefill`` gets this note; so does a job file
     that reads the Block volume without writing it first.
 ``fio.block-prefill`` (info)
-    The prefill job (:data:`~kubectl_storage.core.fio.jobs.PREFILL_JOB_NAME`) wrote the read
-    jobs' range before them: how much, and how long it took. The prefill is not a measurement,
-    so it is taken out of the reported jobs (:func:`measured_jobs`); a prefill that failed
-    gets the error's note (and its read jobs ``fio.block-unwritten-read``).
+    The prefill job (:data:`~kubectl_storage.core.fio.profile_render.PREFILL_JOB_NAME`) wrote
+    the read jobs' range before them: how much, and how long it took. The prefill is not a
+    measurement, so it is taken out of the reported jobs (:func:`measured_jobs`); a prefill that
+    failed gets the error's note (and its read jobs ``fio.block-unwritten-read``).
 
 ``fio.clients-packed`` (warn, not suspect)
     With ``--clients``: the clients ran on fewer nodes (zones) than could take them (see
@@ -83,15 +83,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_storage.core.fio.clones import combine_clones
-from kubectl_storage.core.fio.jobs import (
-    BLOCK_DEVICE_PATH,
-    ETCD_FDATASYNC_P99_LIMIT_US,
-    PREFILL_JOB_NAME,
-    READ_RW_VALUES,
-    FioJobError,
-    job_data_bytes,
-    parse_fio_size,
-)
+from kubectl_storage.core.fio.job_sizes import FioJobError, job_data_bytes, parse_fio_size
+from kubectl_storage.core.fio.profile_render import PREFILL_JOB_NAME, READ_RW_VALUES
+from kubectl_storage.core.fio.profiles import BLOCK_DEVICE_PATH, ETCD_FDATASYNC_P99_LIMIT_US
 from kubectl_storage.core.fio.results import (
     PERCENTILES_UPPER_BOUND,
     FioDirectionResult,

@@ -59,8 +59,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kubectl_storage.core.fio.guards import NOTE_FASTER_THAN_LOCAL, NOTE_LOCAL_DISK, FioNote
-from kubectl_storage.core.fio.jobs import DEFAULT_DIRECTORY, FioJobError, estimate_job_space
+from kubectl_storage.core.fio.job_sizes import FioJobError, estimate_job_space
 from kubectl_storage.core.fio.paths import absolute_paths
+from kubectl_storage.core.fio.profiles import DEFAULT_DIRECTORY
 from kubectl_storage.core.fio.report import FioJobSummary, LocalDiskResult
 from kubectl_storage.core.fio.results import FioResult
 from kubectl_storage.core.fio.setup import VolumeSetup

@@ -1,8 +1,8 @@
 """Where a job file's I/O goes: on the volume, or somewhere it would not measure the class.
 
 In the benchmark pod the volume is mounted at
-:data:`~kubectl_storage.core.fio.jobs.DEFAULT_DIRECTORY` (or, in Block mode, its device is at
-:data:`~kubectl_storage.core.fio.jobs.BLOCK_DEVICE_PATH`); the run points a job without
+:data:`~kubectl_storage.core.fio.profiles.DEFAULT_DIRECTORY` (or, in Block mode, its device is at
+:data:`~kubectl_storage.core.fio.profiles.BLOCK_DEVICE_PATH`); the run points a job without
 ``directory=`` there. A job that names another absolute place measures something else: ``/tmp``
 is the pod's emptyDir, on the node's own disk, so fio would report the node's disk as the
 class's numbers; anywhere else is the read-only root file system, where fio fails with EROFS
@@ -20,7 +20,7 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 
-from kubectl_storage.core.fio.jobs import parse_job_file
+from kubectl_storage.core.fio.job_file import parse_job_file
 
 #: Options whose values are paths of the job's files (``:`` separates several).
 PATH_OPTIONS = ("directory", "filename", "filename_format", "opendir")

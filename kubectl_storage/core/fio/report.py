@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kubectl_storage.core.fio.guards import JOB_ERROR_NOTES, SUSPECT_NOTES, EtcdVerdict, FioNote
-from kubectl_storage.core.fio.jobs import PREFILL_JOB_NAME
+from kubectl_storage.core.fio.profile_render import PREFILL_JOB_NAME
 from kubectl_storage.core.fio.setup import TargetSetup
 from kubectl_storage.core.report.envelope import API_VERSION, ENVELOPE_KEYS, report_envelope
 from kubectl_storage.core.report.verdict import Outcome, judge

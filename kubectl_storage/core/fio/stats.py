@@ -45,8 +45,8 @@ from kubectl_storage.core.fio.guards import (
     run_notes,
     text_notes,
 )
-from kubectl_storage.core.fio.jobs import ETCD_JOB_NAME
 from kubectl_storage.core.fio.local_disk import LocalDiskRun, local_disk_notes, probe_medians
+from kubectl_storage.core.fio.profiles import ETCD_JOB_NAME
 from kubectl_storage.core.fio.report import (
     VERDICT_NOTHING_COMPARED,
     VERDICT_PASS,

@@ -15,11 +15,7 @@ import re
 from dataclasses import dataclass, field
 
 from kubectl_storage.core.fio.clients import client_job_text
-from kubectl_storage.core.fio.jobs import (
-    BLOCK_DEVICE_PATH,
-    DEFAULT_DIRECTORY,
-    estimate_job_space,
-)
+from kubectl_storage.core.fio.job_sizes import estimate_job_space
 from kubectl_storage.core.fio.local_disk import (
     LOCAL_JOB_FILE_NAME,
     PROBE_JOB_FILE_NAME,
@@ -27,6 +23,7 @@ from kubectl_storage.core.fio.local_disk import (
     probe_job_text,
     with_local_disk,
 )
+from kubectl_storage.core.fio.profiles import BLOCK_DEVICE_PATH, DEFAULT_DIRECTORY
 from kubectl_storage.core.k8s.labels import RUN_ID, object_name, with_run_labels
 from kubectl_storage.core.k8s.manifests import (
     Manifest,

@@ -10,14 +10,12 @@ from __future__ import annotations
 import logging
 import shlex
 
-from kubectl_storage.core.fio.jobs import (
-    DEFAULT_DIRECTORY,
-)
 from kubectl_storage.core.fio.local_disk import (
     LOCAL_DIRECTORY,
     LOCAL_JOB_FILE_NAME,
     PROBE_JOB_FILE_NAME,
 )
+from kubectl_storage.core.fio.profiles import DEFAULT_DIRECTORY
 from kubectl_storage.core.k8s.manifests import SCRATCH_DIRECTORY
 from kubectl_storage.operations.fio.request import FioRequest
 

@@ -11,14 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kubectl_storage.core.fio.clients import Spread
-from kubectl_storage.core.fio.jobs import (
-    BLOCK_DEVICE_PATH,
-    DEFAULT_DIRECTORY,
-    PROFILES,
-    FioJobError,
-    render_profile,
-    validate_job_text,
-)
+from kubectl_storage.core.fio.job_checks import validate_job_text
+from kubectl_storage.core.fio.job_sizes import FioJobError
+from kubectl_storage.core.fio.profile_render import render_profile
+from kubectl_storage.core.fio.profiles import BLOCK_DEVICE_PATH, DEFAULT_DIRECTORY, PROFILES
 from kubectl_storage.core.k8s.manifests import (
     PodIdentity,
     PodPlacement,

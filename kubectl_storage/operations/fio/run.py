@@ -26,13 +26,13 @@ from kubectl_storage.core.fio.clients import (
     client_arguments,
     parse_client_output,
 )
-from kubectl_storage.core.fio.jobs import DEFAULT_DIRECTORY
 from kubectl_storage.core.fio.local_disk import (
     LOCAL_DIRECTORY,
     PROBE_ROUNDS,
     LocalDiskRun,
     memory_backed,
 )
+from kubectl_storage.core.fio.profiles import DEFAULT_DIRECTORY
 from kubectl_storage.core.fio.report import FioReport
 from kubectl_storage.core.fio.results import FioOutputError, FioResult, parse_fio_output
 from kubectl_storage.core.fio.setup import TargetSetup, target_setup, volume_setup

@@ -13,17 +13,12 @@ import tempfile
 from pathlib import Path
 
 from kubectl_storage.core.fio.clients import own_file_problem
-from kubectl_storage.core.fio.jobs import (
-    BLOCK_DEVICE_PATH,
-    DEFAULT_DIRECTORY,
-    FioJobError,
-    check_fits,
-    estimate_job_space,
-)
+from kubectl_storage.core.fio.job_sizes import FioJobError, check_fits, estimate_job_space
 from kubectl_storage.core.fio.local_disk import (
     local_job_text,
 )
 from kubectl_storage.core.fio.paths import outside_volume
+from kubectl_storage.core.fio.profiles import BLOCK_DEVICE_PATH, DEFAULT_DIRECTORY
 from kubectl_storage.core.k8s.manifests import SCRATCH_DIRECTORY
 from kubectl_storage.errors import UsageError
 from kubectl_storage.kube.podexec import preload_exec_support

@@ -29,7 +29,7 @@ from kubectl_storage.core.fio.clients import (
     skew_percent,
 )
 from kubectl_storage.core.fio.guards import NOTE_CLIENTS_PACKED, SUSPECT_NOTES
-from kubectl_storage.core.fio.jobs import render_profile
+from kubectl_storage.core.fio.profile_render import render_profile
 from kubectl_storage.core.fio.report import FioReport
 from kubectl_storage.core.fio.results import FioOutputError
 from kubectl_storage.core.fio.stats import build_fio_report

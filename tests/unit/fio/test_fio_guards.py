@@ -43,7 +43,8 @@ from kubectl_storage.core.fio.guards import (
     text_notes,
     unwritten_read_notes,
 )
-from kubectl_storage.core.fio.jobs import ETCD_FDATASYNC_P99_LIMIT_US, PREFILL_JOB_NAME
+from kubectl_storage.core.fio.profile_render import PREFILL_JOB_NAME
+from kubectl_storage.core.fio.profiles import ETCD_FDATASYNC_P99_LIMIT_US
 from kubectl_storage.core.fio.results import (
     FioResult,
     extract_fio_documents,

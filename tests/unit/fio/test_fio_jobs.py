@@ -8,22 +8,21 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_storage.core.fio.jobs import (
-    DEFAULT_TEST_FILENAME,
-    PREFILL_JOB_NAME,
-    PROFILES,
-    READ_RW_VALUES,
+from kubectl_storage.core.fio.job_checks import validate_job_text
+from kubectl_storage.core.fio.job_file import FioJobFile, parse_job_file
+from kubectl_storage.core.fio.job_sizes import (
     FioJobError,
-    FioJobFile,
-    FioJobSpec,
     check_fits,
     estimate_job_space,
     parse_fio_size,
-    parse_job_file,
+)
+from kubectl_storage.core.fio.profile_render import (
+    PREFILL_JOB_NAME,
+    READ_RW_VALUES,
     prefill_job,
     render_profile,
-    validate_job_text,
 )
+from kubectl_storage.core.fio.profiles import DEFAULT_TEST_FILENAME, PROFILES, FioJobSpec
 from kubectl_storage.core.fio.results import parse_fio_output
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fio"
@@ -148,7 +147,7 @@ def test_etcd_profile_is_etcds_documented_fio_command() -> None:
 
 
 def test_default_profile_no_longer_claims_comparability_with_kubestr() -> None:
-    import kubectl_storage.core.fio.jobs as jobs_module
+    import kubectl_storage.core.fio.profiles as jobs_module
 
     doc = jobs_module.__doc__ or ""
     default = doc.split("* ``default``", 1)[1].split("* ``kubestr``", 1)[0]

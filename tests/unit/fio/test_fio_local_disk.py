@@ -21,7 +21,7 @@ from kubectl_storage.core.fio.guards import (
     NOTE_LOCAL_DISK,
     SUSPECT_NOTES,
 )
-from kubectl_storage.core.fio.jobs import DEFAULT_DIRECTORY, FioJobError, render_profile
+from kubectl_storage.core.fio.job_sizes import FioJobError
 from kubectl_storage.core.fio.local_disk import (
     LOCAL_DIRECTORY,
     LOCAL_DISK_FACTOR,
@@ -32,6 +32,8 @@ from kubectl_storage.core.fio.local_disk import (
     probe_job_text,
     with_local_disk,
 )
+from kubectl_storage.core.fio.profile_render import render_profile
+from kubectl_storage.core.fio.profiles import DEFAULT_DIRECTORY
 from kubectl_storage.core.fio.report import (
     FioClassResult,
     FioJobSummary,

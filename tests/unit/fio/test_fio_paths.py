@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from kubectl_storage.core.fio.jobs import BLOCK_DEVICE_PATH, DEFAULT_DIRECTORY, render_profile
 from kubectl_storage.core.fio.paths import JobPath, absolute_paths, outside_volume
+from kubectl_storage.core.fio.profile_render import render_profile
+from kubectl_storage.core.fio.profiles import BLOCK_DEVICE_PATH, DEFAULT_DIRECTORY
 
 
 def _outside(text: str, *, block: bool = False) -> JobPath | None:
