@@ -5,11 +5,11 @@ from __future__ import annotations
 from typing import Any, TextIO
 
 from kubectl_storage.core.k8s.quantities import format_bytes
+from kubectl_storage.core.snapshot.check_report import SnapshotCheckReport
 from kubectl_storage.core.snapshot.copy import SnapshotCopy
 from kubectl_storage.core.snapshot.freeze import FreezeResult
 from kubectl_storage.core.snapshot.listing import SnapshotListing
-from kubectl_storage.core.snapshot.snapshots import (
-    SnapshotCheckReport,
+from kubectl_storage.core.snapshot.snapshot_list import (
     SnapshotInfo,
     SnapshotList,
     format_age,

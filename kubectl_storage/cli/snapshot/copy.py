@@ -70,7 +70,7 @@ def cp_command(
 
         kubectl storage snapshot cp data-snap:/ ./whole-volume --force
     """
-    from kubectl_storage.core.snapshot.snapshots import parse_snapshot_ref  # noqa: PLC0415 - runtime only
+    from kubectl_storage.core.snapshot.paths import parse_snapshot_ref  # noqa: PLC0415 - runtime only
     from kubectl_storage.operations.snapshot import (  # noqa: PLC0415 - loaded when the command runs, not for its --help
         SNAPSHOT_COPY_COMMAND,
         CopyRequest,

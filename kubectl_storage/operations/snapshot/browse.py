@@ -12,7 +12,7 @@ from kubectl_storage.core.snapshot.listing import (
     listing_command,
     parse_listing,
 )
-from kubectl_storage.core.snapshot.snapshots import SNAPSHOT_MOUNT
+from kubectl_storage.core.snapshot.paths import SNAPSHOT_MOUNT
 from kubectl_storage.errors import (
     ClusterError,
     NotFoundError,

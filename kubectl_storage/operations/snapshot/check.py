@@ -9,6 +9,9 @@ import time
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.objects import dig
+from kubectl_storage.core.snapshot.check_plan import FileVerdict, compare_restore, parse_checksums
+from kubectl_storage.core.snapshot.check_report import SnapshotCheckReport, StepTiming
+from kubectl_storage.core.snapshot.class_choice import SnapshotChoiceError, choose_restore_size
 from kubectl_storage.core.snapshot.freeze import (
     FreezeResult,
 )
@@ -20,17 +23,7 @@ from kubectl_storage.core.snapshot.restore_node import (
     RestorePlacement,
     volume_topology_refusal,
 )
-from kubectl_storage.core.snapshot.snapshots import (
-    FileVerdict,
-    SnapshotCheckReport,
-    SnapshotChoiceError,
-    StepTiming,
-    choose_restore_size,
-    compare_restore,
-    content_name_of,
-    parse_checksums,
-    snapshot_settled,
-)
+from kubectl_storage.core.snapshot.snapshot_list import content_name_of, snapshot_settled
 from kubectl_storage.core.snapshot.under_load import UnderLoadResult, judge_under_load
 from kubectl_storage.errors import (
     ClusterError,

@@ -28,32 +28,33 @@ from kubectl_storage.core.snapshot.block_ranges import (
     block_write_script,
     describe_block_change,
 )
+from kubectl_storage.core.snapshot.check_plan import (
+    ADDED,
+    CHECK_FILES,
+    SOURCE_MOUNT,
+    change_script,
+    check_size_problem,
+    checksum_script,
+    describe_change,
+    plan_problems,
+    write_script,
+)
+from kubectl_storage.core.snapshot.class_choice import (
+    SnapshotChoiceError,
+    check_snapshot_class,
+    choose_snapshot_class,
+)
 from kubectl_storage.core.snapshot.freeze import (
     ROLE_LABEL,
     freeze_refusal,
     freezer_pod,
 )
+from kubectl_storage.core.snapshot.manifests import build_volume_snapshot, snapshot_data_source
+from kubectl_storage.core.snapshot.paths import SNAPSHOT_MOUNT
 from kubectl_storage.core.snapshot.restore_node import (
     OTHER,
     reader_affinity,
     writer_affinity,
-)
-from kubectl_storage.core.snapshot.snapshots import (
-    ADDED,
-    CHECK_FILES,
-    SNAPSHOT_MOUNT,
-    SOURCE_MOUNT,
-    SnapshotChoiceError,
-    build_volume_snapshot,
-    change_script,
-    check_size_problem,
-    check_snapshot_class,
-    checksum_script,
-    choose_snapshot_class,
-    describe_change,
-    plan_problems,
-    snapshot_data_source,
-    write_script,
 )
 from kubectl_storage.errors import (
     UsageError,

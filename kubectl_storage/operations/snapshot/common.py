@@ -15,10 +15,8 @@ from kubectl_storage.core.k8s.manifests import (
 )
 from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.core.k8s.quantities import Size
-from kubectl_storage.core.snapshot.snapshots import (
-    SnapshotChoiceError,
-    StepTiming,
-)
+from kubectl_storage.core.snapshot.check_report import StepTiming
+from kubectl_storage.core.snapshot.class_choice import SnapshotChoiceError
 from kubectl_storage.errors import (
     ClusterError,
     ForbiddenError,

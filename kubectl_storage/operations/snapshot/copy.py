@@ -14,7 +14,7 @@ from typing import IO
 
 from kubectl_storage.core.k8s.quantities import format_bytes
 from kubectl_storage.core.snapshot.copy import SnapshotCopy
-from kubectl_storage.core.snapshot.snapshots import SNAPSHOT_MOUNT
+from kubectl_storage.core.snapshot.paths import SNAPSHOT_MOUNT
 from kubectl_storage.errors import (
     ClusterError,
     NotFoundError,

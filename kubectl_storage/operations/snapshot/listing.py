@@ -7,10 +7,7 @@ import logging
 from datetime import UTC, datetime
 
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.core.snapshot.snapshots import (
-    SnapshotList,
-    build_snapshot_list,
-)
+from kubectl_storage.core.snapshot.snapshot_list import SnapshotList, build_snapshot_list
 from kubectl_storage.errors import (
     ForbiddenError,
 )

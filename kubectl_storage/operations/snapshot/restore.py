@@ -16,20 +16,17 @@ from kubectl_storage.core.k8s.manifests import (
 )
 from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.core.rbac import Condition
-from kubectl_storage.core.snapshot.snapshots import (
-    SNAPSHOT_MOUNT,
+from kubectl_storage.core.snapshot.class_choice import (
     RestoreClassChoice,
     SnapshotChoiceError,
-    build_volume_snapshot,
     check_snapshot_class,
     choose_restore_class,
     choose_restore_size,
     choose_snapshot_class,
-    content_name_of,
-    snapshot_data_source,
-    snapshot_path,
-    snapshot_settled,
 )
+from kubectl_storage.core.snapshot.manifests import build_volume_snapshot, snapshot_data_source
+from kubectl_storage.core.snapshot.paths import SNAPSHOT_MOUNT, snapshot_path
+from kubectl_storage.core.snapshot.snapshot_list import content_name_of, snapshot_settled
 from kubectl_storage.errors import (
     ClusterError,
     UsageError,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+from kubectl_storage.core.snapshot.check_plan import SOURCE_MOUNT
 from kubectl_storage.core.snapshot.log_writer import (
     LOG_FILE,
     Ack,
@@ -15,7 +16,7 @@ from kubectl_storage.core.snapshot.log_writer import (
     stop_command,
     writer_script,
 )
-from kubectl_storage.core.snapshot.snapshots import SNAPSHOT_MOUNT, SOURCE_MOUNT
+from kubectl_storage.core.snapshot.paths import SNAPSHOT_MOUNT
 from kubectl_storage.errors import ClusterError
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.podstream import exec_to_sink

@@ -20,36 +20,39 @@ import pytest
 from kubectl_storage.core.k8s.labels import run_labels
 from kubectl_storage.core.k8s.manifests import PodIdentity
 from kubectl_storage.core.k8s.pod_defaults import TOOLBOX_IMAGE
-from kubectl_storage.core.snapshot import snapshots as snap
-from kubectl_storage.core.snapshot.copy import SnapshotCopy
-from kubectl_storage.core.snapshot.listing import (
-    build_listing_report,
-    listing_command,
-    parse_listing,
-)
-from kubectl_storage.core.snapshot.snapshots import (
+from kubectl_storage.core.snapshot import check_plan as snap
+from kubectl_storage.core.snapshot.check_plan import (
     ADDED,
     APPENDED,
     CHECK_FILES,
     DELETED,
     MODIFIED_IN_PLACE,
     FileStatus,
-    SnapshotCheckReport,
-    SnapshotChoiceError,
-    SnapshotList,
-    StepTiming,
-    build_snapshot_list,
     check_size_problem,
+    compare_restore,
+    parse_checksums,
+    plan_problems,
+)
+from kubectl_storage.core.snapshot.check_report import SnapshotCheckReport, StepTiming
+from kubectl_storage.core.snapshot.class_choice import (
+    SnapshotChoiceError,
     check_snapshot_class,
     choose_restore_class,
     choose_restore_size,
     choose_snapshot_class,
-    compare_restore,
+)
+from kubectl_storage.core.snapshot.copy import SnapshotCopy
+from kubectl_storage.core.snapshot.listing import (
+    build_listing_report,
+    listing_command,
+    parse_listing,
+)
+from kubectl_storage.core.snapshot.paths import parse_snapshot_ref, snapshot_path
+from kubectl_storage.core.snapshot.snapshot_list import (
+    SnapshotList,
+    build_snapshot_list,
     format_age,
-    parse_checksums,
-    parse_snapshot_ref,
-    plan_problems,
-    snapshot_path,
+    snapshot_settled,
 )
 from kubectl_storage.errors import NotFoundError, UsageError
 from kubectl_storage.operations import snapshot as ops
@@ -962,10 +965,10 @@ def test_snapshot_settled_only_when_ready_failed_or_already_deleting() -> None:
     # Right after creation the controller has not written a status yet: still being cut.
     fresh = make_snapshot(ready=None, restore_size=None, bound=None)
     del fresh["status"]
-    assert not snap.snapshot_settled(fresh)
-    assert not snap.snapshot_settled(make_snapshot(ready=False))  # bound, sidecar still working
-    assert snap.snapshot_settled(make_snapshot(ready=True))
-    assert snap.snapshot_settled(make_snapshot(ready=False, error="driver refused"))
+    assert not snapshot_settled(fresh)
+    assert not snapshot_settled(make_snapshot(ready=False))  # bound, sidecar still working
+    assert snapshot_settled(make_snapshot(ready=True))
+    assert snapshot_settled(make_snapshot(ready=False, error="driver refused"))
     deleting = make_snapshot(ready=False)
     deleting["metadata"]["deletionTimestamp"] = "2026-11-29T12:00:00Z"
-    assert snap.snapshot_settled(deleting)
+    assert snapshot_settled(deleting)

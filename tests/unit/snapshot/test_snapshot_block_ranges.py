@@ -20,7 +20,7 @@ from kubectl_storage.core.snapshot.block_ranges import (
     block_size_problem,
     block_write_script,
 )
-from kubectl_storage.core.snapshot.snapshots import FileStatus, compare_restore, parse_checksums
+from kubectl_storage.core.snapshot.check_plan import FileStatus, compare_restore, parse_checksums
 
 
 def _run(script: str) -> dict[str, str]:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_storage.core.k8s.manifests import PodIdentity, PodPlacement
+from kubectl_storage.core.snapshot.check_report import SnapshotCheckReport
 from kubectl_storage.core.snapshot.restore_node import (
     OTHER,
     RestorePlacement,
@@ -19,7 +20,6 @@ from kubectl_storage.core.snapshot.restore_node import (
     volume_topology_refusal,
     writer_affinity,
 )
-from kubectl_storage.core.snapshot.snapshots import SnapshotCheckReport
 from kubectl_storage.errors import UsageError
 from kubectl_storage.operations.snapshot.check_plan import (
     WRITER_NODE,
