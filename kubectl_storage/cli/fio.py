@@ -237,7 +237,7 @@ def fio_command(
 
 def _log_prefills(report: FioReport) -> None:
     """Say on stderr, with the progress, how long each class's Block prefill took."""
-    from kubectl_storage.core.fio.guards import NOTE_PREFILL  # noqa: PLC0415 - runtime only
+    from kubectl_storage.core.fio.notes import NOTE_PREFILL  # noqa: PLC0415 - runtime only
 
     for result in report.results:
         for note in result.notes:

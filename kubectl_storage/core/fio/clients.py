@@ -34,8 +34,9 @@ from typing import Any
 
 from kubectl_storage.core.fio.choices import Spread as Spread  # re-exported
 from kubectl_storage.core.fio.clones import merge_clones
-from kubectl_storage.core.fio.guards import NOTE_CLIENTS_PACKED, FioNote, run_notes
+from kubectl_storage.core.fio.guards import run_notes
 from kubectl_storage.core.fio.job_file import parse_job_file
+from kubectl_storage.core.fio.notes import NOTE_CLIENTS_PACKED, FioNote
 from kubectl_storage.core.fio.profiles import DEFAULT_TEST_FILENAME
 from kubectl_storage.core.fio.results import (
     FioJobResult,

@@ -58,8 +58,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_storage.core.fio.guards import NOTE_FASTER_THAN_LOCAL, NOTE_LOCAL_DISK, FioNote
 from kubectl_storage.core.fio.job_sizes import FioJobError, estimate_job_space
+from kubectl_storage.core.fio.notes import NOTE_FASTER_THAN_LOCAL, NOTE_LOCAL_DISK, FioNote
 from kubectl_storage.core.fio.paths import absolute_paths
 from kubectl_storage.core.fio.profiles import DEFAULT_DIRECTORY
 from kubectl_storage.core.fio.report import FioJobSummary, LocalDiskResult

@@ -25,7 +25,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kubectl_storage.core.fio.guards import JOB_ERROR_NOTES, SUSPECT_NOTES, EtcdVerdict, FioNote
+from kubectl_storage.core.fio.notes import JOB_ERROR_NOTES, SUSPECT_NOTES, FioNote
+from kubectl_storage.core.fio.profile_notes import EtcdVerdict
 from kubectl_storage.core.fio.profile_render import PREFILL_JOB_NAME
 from kubectl_storage.core.fio.setup import TargetSetup
 from kubectl_storage.core.report.envelope import API_VERSION, ENVELOPE_KEYS, report_envelope

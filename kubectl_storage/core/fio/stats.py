@@ -34,18 +34,11 @@ from kubectl_storage.core.fio.clients import (
     skew_percent,
 )
 from kubectl_storage.core.fio.clones import combine_clones
-from kubectl_storage.core.fio.guards import (
-    FioNote,
-    confidence,
-    dedupe,
-    etcd_note,
-    etcd_verdict,
-    kubestr_mode_note,
-    measured_jobs,
-    run_notes,
-    text_notes,
-)
+from kubectl_storage.core.fio.env_errors import text_notes
+from kubectl_storage.core.fio.guards import measured_jobs, run_notes
 from kubectl_storage.core.fio.local_disk import LocalDiskRun, local_disk_notes, probe_medians
+from kubectl_storage.core.fio.notes import FioNote, confidence, dedupe
+from kubectl_storage.core.fio.profile_notes import etcd_note, etcd_verdict, kubestr_mode_note
 from kubectl_storage.core.fio.profiles import ETCD_JOB_NAME
 from kubectl_storage.core.fio.report import (
     VERDICT_NOTHING_COMPARED,

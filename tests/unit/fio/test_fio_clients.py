@@ -28,7 +28,7 @@ from kubectl_storage.core.fio.clients import (
     parse_client_output,
     skew_percent,
 )
-from kubectl_storage.core.fio.guards import NOTE_CLIENTS_PACKED, SUSPECT_NOTES
+from kubectl_storage.core.fio.notes import NOTE_CLIENTS_PACKED, SUSPECT_NOTES
 from kubectl_storage.core.fio.profile_render import render_profile
 from kubectl_storage.core.fio.report import FioReport
 from kubectl_storage.core.fio.results import FioOutputError

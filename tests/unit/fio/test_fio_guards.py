@@ -13,13 +13,15 @@ from typing import Any
 
 import pytest
 
+from kubectl_storage.core.fio.block_reads import unwritten_read_notes
+from kubectl_storage.core.fio.env_errors import error_note, text_notes
 from kubectl_storage.core.fio.guards import (
     CACHE_LATENCY_FLOOR_US,
-    CONFIDENCE_TRUSTED,
     DATASET_BANDWIDTH_FACTOR,
-    ETCD_FAIL,
-    ETCD_PASS,
-    ETCD_UNKNOWN,
+    run_notes,
+)
+from kubectl_storage.core.fio.notes import (
+    CONFIDENCE_TRUSTED,
     NOTE_AIO_LIMIT,
     NOTE_CACHE_SYNC,
     NOTE_CACHE_WRITE,
@@ -37,12 +39,8 @@ from kubectl_storage.core.fio.guards import (
     NOTE_UPPER_BOUND,
     SUSPECT_NOTES,
     confidence,
-    error_note,
-    etcd_verdict,
-    run_notes,
-    text_notes,
-    unwritten_read_notes,
 )
+from kubectl_storage.core.fio.profile_notes import ETCD_FAIL, ETCD_PASS, ETCD_UNKNOWN, etcd_verdict
 from kubectl_storage.core.fio.profile_render import PREFILL_JOB_NAME
 from kubectl_storage.core.fio.profiles import ETCD_FDATASYNC_P99_LIMIT_US
 from kubectl_storage.core.fio.results import (

@@ -16,11 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_storage.core.fio.guards import (
-    NOTE_FASTER_THAN_LOCAL,
-    NOTE_LOCAL_DISK,
-    SUSPECT_NOTES,
-)
 from kubectl_storage.core.fio.job_sizes import FioJobError
 from kubectl_storage.core.fio.local_disk import (
     LOCAL_DIRECTORY,
@@ -32,6 +27,7 @@ from kubectl_storage.core.fio.local_disk import (
     probe_job_text,
     with_local_disk,
 )
+from kubectl_storage.core.fio.notes import NOTE_FASTER_THAN_LOCAL, NOTE_LOCAL_DISK, SUSPECT_NOTES
 from kubectl_storage.core.fio.profile_render import render_profile
 from kubectl_storage.core.fio.profiles import DEFAULT_DIRECTORY
 from kubectl_storage.core.fio.report import (
