@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kubectl_storage.core.fio.report import FioJobSummary, FioReport
+from kubectl_storage.core.fio.report import FioReport
+from kubectl_storage.core.fio.report_jobs import FioJobSummary
 from kubectl_storage.core.k8s.quantities import format_count
 
 if TYPE_CHECKING:

@@ -62,7 +62,8 @@ from kubectl_storage.core.fio.job_sizes import FioJobError, estimate_job_space
 from kubectl_storage.core.fio.notes import NOTE_FASTER_THAN_LOCAL, NOTE_LOCAL_DISK, FioNote
 from kubectl_storage.core.fio.paths import absolute_paths
 from kubectl_storage.core.fio.profiles import DEFAULT_DIRECTORY
-from kubectl_storage.core.fio.report import FioJobSummary, LocalDiskResult
+from kubectl_storage.core.fio.report_extra_runs import LocalDiskResult
+from kubectl_storage.core.fio.report_jobs import FioJobSummary
 from kubectl_storage.core.fio.results import FioResult
 from kubectl_storage.core.fio.setup import VolumeSetup
 from kubectl_storage.core.k8s.quantities import format_count

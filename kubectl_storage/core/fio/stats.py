@@ -40,20 +40,21 @@ from kubectl_storage.core.fio.local_disk import LocalDiskRun, local_disk_notes, 
 from kubectl_storage.core.fio.notes import FioNote, confidence, dedupe
 from kubectl_storage.core.fio.profile_notes import etcd_note, etcd_verdict, kubestr_mode_note
 from kubectl_storage.core.fio.profiles import ETCD_JOB_NAME
-from kubectl_storage.core.fio.report import (
+from kubectl_storage.core.fio.report import FioClassResult, FioReport
+from kubectl_storage.core.fio.report_baseline import (
     VERDICT_NOTHING_COMPARED,
     VERDICT_PASS,
     VERDICT_REGRESSED,
     BaselineComparison,
-    FioClassResult,
-    FioClientJob,
-    FioClientSummary,
-    FioJobSummary,
-    FioReport,
-    LatencyProbe,
-    LocalDiskResult,
     MetricDelta,
 )
+from kubectl_storage.core.fio.report_extra_runs import (
+    FioClientJob,
+    FioClientSummary,
+    LatencyProbe,
+    LocalDiskResult,
+)
+from kubectl_storage.core.fio.report_jobs import FioJobSummary
 from kubectl_storage.core.fio.results import (
     CONTRACT_DIRECTIONS,
     DIRECTION_METRICS,

@@ -30,13 +30,9 @@ from kubectl_storage.core.fio.local_disk import (
 from kubectl_storage.core.fio.notes import NOTE_FASTER_THAN_LOCAL, NOTE_LOCAL_DISK, SUSPECT_NOTES
 from kubectl_storage.core.fio.profile_render import render_profile
 from kubectl_storage.core.fio.profiles import DEFAULT_DIRECTORY
-from kubectl_storage.core.fio.report import (
-    FioClassResult,
-    FioJobSummary,
-    FioReport,
-    LatencyProbe,
-    LocalDiskResult,
-)
+from kubectl_storage.core.fio.report import FioClassResult, FioReport
+from kubectl_storage.core.fio.report_extra_runs import LatencyProbe, LocalDiskResult
+from kubectl_storage.core.fio.report_jobs import FioJobSummary
 from kubectl_storage.core.fio.results import FioResult, parse_fio_output
 from kubectl_storage.core.fio.setup import VolumeSetup
 from kubectl_storage.core.fio.stats import build_fio_report
