@@ -293,7 +293,7 @@ def _finish(
     baseline: Path | None,
     threshold: float,
 ) -> None:
-    from kubectl_storage.core.fio.stats import compare_with_baseline  # noqa: PLC0415 - runtime only
+    from kubectl_storage.core.fio.baseline import compare_with_baseline  # noqa: PLC0415 - runtime only
     from kubectl_storage.render.fio import write_fio_table  # noqa: PLC0415 - runtime only
 
     if baseline is not None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
+from kubectl_storage.core.fio.class_comparison import compare_classes
 from kubectl_storage.core.fio.report import FioClassResult, FioReport
 from kubectl_storage.core.fio.report_extra_runs import LatencyProbe, LocalDiskResult
 from kubectl_storage.core.fio.report_jobs import FioJobSummary
 from kubectl_storage.core.fio.setup import TargetSetup
-from kubectl_storage.core.fio.stats import compare_classes
 from kubectl_storage.render.tables import write_table
 
 

@@ -1,4 +1,4 @@
-"""Statistics over fio results: repeats, comparisons between StorageClasses, and baselines.
+"""Statistics over fio results: merging repeats, and building the FioReport from parsed runs.
 
 :func:`build_fio_report` turns parsed runs into the typed
 :class:`~kubectl_storage.core.fio.report.FioReport`; the comparisons work on that type, so a
@@ -12,9 +12,8 @@ Repeats are separate fio runs (``--repeat N``). The ``numjobs`` clones of one jo
 are not repeats: :func:`build_fio_report` first adds them up into one job
 (:mod:`kubectl_storage.core.fio.clones`), and only then averages over runs.
 
-Direction of "better": IOPS and bandwidth are better higher, latencies better lower. A baseline
-comparison turns each metric into a *regression percentage* (positive is worse) and fails the
-verdict when any exceeds the threshold.
+Comparisons between classes (:mod:`kubectl_storage.core.fio.class_comparison`) and against a
+baseline (:mod:`kubectl_storage.core.fio.baseline`) are separate modules.
 
 Pure module.
 """
@@ -41,13 +40,6 @@ from kubectl_storage.core.fio.notes import FioNote, confidence, dedupe
 from kubectl_storage.core.fio.profile_notes import etcd_note, etcd_verdict, kubestr_mode_note
 from kubectl_storage.core.fio.profiles import ETCD_JOB_NAME
 from kubectl_storage.core.fio.report import FioClassResult, FioReport
-from kubectl_storage.core.fio.report_baseline import (
-    VERDICT_NOTHING_COMPARED,
-    VERDICT_PASS,
-    VERDICT_REGRESSED,
-    BaselineComparison,
-    MetricDelta,
-)
 from kubectl_storage.core.fio.report_extra_runs import (
     FioClientJob,
     FioClientSummary,
@@ -64,31 +56,12 @@ from kubectl_storage.core.fio.results import (
     FioResult,
     job_contract,
 )
-from kubectl_storage.core.fio.setup import TargetSetup, setup_differences
-
-#: Per-direction metrics that are measurements worth averaging and comparing (``io_bytes`` and
-#: ``runtime_ms`` only describe how long the run was).
-_MEASURED = tuple(m for m in DIRECTION_METRICS if m not in ("io_bytes", "runtime_ms"))
-_HIGHER_IS_BETTER = frozenset({"iops", "bw_kib_s"})
-
-#: Full metric keys (``read_iops`` …) compared across classes and against a baseline: every
-#: measured per-direction value, then the sync (fsync/fdatasync) latencies.
-COMPARED_METRICS: tuple[str, ...] = tuple(
-    f"{direction}_{metric}" for direction in CONTRACT_DIRECTIONS for metric in _MEASURED
-) + tuple(f"sync_{metric}" for metric in SYNC_METRICS if metric != "total_ios")
+from kubectl_storage.core.fio.setup import TargetSetup
 
 #: Metric keys averaged over repeats: every numeric per-direction and sync value.
 _AVERAGED_METRICS: tuple[str, ...] = tuple(
     f"{direction}_{metric}" for direction in CONTRACT_DIRECTIONS for metric in DIRECTION_METRICS
 ) + tuple(f"sync_{metric}" for metric in SYNC_METRICS)
-
-#: Default ``--max-regression`` in percent.
-DEFAULT_MAX_REGRESSION_PERCENT = 10.0
-
-
-def higher_is_better(metric_key: str) -> bool:
-    """Whether a bigger value of ``metric_key`` (``read_iops``, ``write_clat_p99_us``) is better."""
-    return metric_key.split("_", 1)[1] in _HIGHER_IS_BETTER
 
 
 @dataclass(frozen=True)
@@ -387,228 +360,3 @@ def _measured_latency(job: FioJobResult) -> bool:
     if any(d.clat_mean_us is not None or d.lat_mean_us is not None for d in directions):
         return True
     return job.sync is not None and job.sync.lat_mean_us is not None
-
-
-# --------------------------------------------------------------------------------------------
-# Comparison across classes
-
-
-@dataclass(frozen=True)
-class ClassValue:
-    """One class's value for one metric of one job.
-
-    Attributes:
-        storage_class: the StorageClass.
-        mean: the value (mean over repeats), ``None`` if not measured.
-        stddev: its sample standard deviation, ``None`` without repeats.
-    """
-
-    storage_class: str
-    mean: float | None
-    stddev: float | None
-
-
-@dataclass(frozen=True)
-class ClassComparisonRow:
-    """One job and metric across every StorageClass of a report.
-
-    Attributes:
-        job: job name.
-        metric: metric key, e.g. ``read_iops`` or ``write_clat_p99_us``.
-        higher_is_better: direction of "better" for this metric.
-        values: one entry per class, in report order.
-        best_class: the class with the best value, ``None`` when fewer than two classes
-            measured it.
-    """
-
-    job: str
-    metric: str
-    higher_is_better: bool
-    values: tuple[ClassValue, ...]
-    best_class: str | None
-
-
-def compare_classes(
-    report: FioReport, *, metrics: Sequence[str] = COMPARED_METRICS
-) -> list[ClassComparisonRow]:
-    """Rows comparing every StorageClass of a report, job by job and metric by metric.
-
-    Metrics that no class measured for a job (the write side of a read job, latency under
-    ``gtod_reduce``) produce no row.
-
-    Args:
-        report: the report.
-        metrics: metric keys to compare.
-
-    Returns:
-        Rows ordered by job (first appearance) then by ``metrics`` order.
-    """
-    classes: list[str] = []
-    jobs_by_class: dict[str, dict[str, FioJobSummary]] = {}
-    job_order: list[str] = []
-    for storage_class, job in report.jobs():
-        if storage_class not in jobs_by_class:
-            classes.append(storage_class)
-            jobs_by_class[storage_class] = {}
-        jobs_by_class[storage_class][job.name] = job
-        if job.name not in job_order:
-            job_order.append(job.name)
-    missing = FioJobSummary(name="")
-    rows: list[ClassComparisonRow] = []
-    for name in job_order:
-        for metric in metrics:
-            values = tuple(
-                ClassValue(
-                    storage_class=storage_class,
-                    mean=jobs_by_class[storage_class].get(name, missing).value(metric),
-                    stddev=jobs_by_class[storage_class].get(name, missing).stddev(metric),
-                )
-                for storage_class in classes
-            )
-            measured = [value for value in values if value.mean]
-            if not measured:
-                continue
-            better_high = higher_is_better(metric)
-            best = None
-            if len(measured) > 1:
-                pick = max if better_high else min
-                best = pick(measured, key=lambda value: value.mean or 0.0).storage_class
-            rows.append(ClassComparisonRow(name, metric, better_high, values, best))
-    return rows
-
-
-# --------------------------------------------------------------------------------------------
-# Baseline
-
-
-def compare_with_baseline(
-    current: FioReport,
-    baseline: FioReport,
-    *,
-    max_regression_percent: float = DEFAULT_MAX_REGRESSION_PERCENT,
-    metrics: Sequence[str] = COMPARED_METRICS,
-) -> BaselineComparison:
-    """Compare a FioReport with a saved one and decide whether performance regressed.
-
-    Classes are matched by name; when both reports hold exactly one class, they are compared
-    even if the names differ (a new StorageClass against the old one's saved report). Jobs are
-    matched by name. A metric is compared only when the baseline measured it (non-zero), so
-    the empty write side of a read job is ignored. IOPS and bandwidth regress when they drop,
-    latencies when they rise, by more than ``max_regression_percent``.
-
-    Args:
-        current: the new report.
-        baseline: the saved report (e.g. read from ``--baseline old.json``).
-        max_regression_percent: allowed worsening per metric, in percent.
-        metrics: metric keys to compare.
-
-    Returns:
-        The comparison with its verdict.
-
-    Raises:
-        ValueError: when ``max_regression_percent`` is negative.
-    """
-    if max_regression_percent < 0:
-        raise ValueError("max_regression_percent cannot be negative")
-    current_classes = _jobs_by_class(current)
-    baseline_classes = _jobs_by_class(baseline)
-    pairs = _pair_classes(current_classes, baseline_classes)
-
-    deltas: list[MetricDelta] = []
-    missing: list[str] = []
-    setups = _setup_differences(current, baseline, pairs)
-    for current_class, baseline_class in pairs:
-        current_jobs = current_classes[current_class]
-        for job_name, baseline_job in baseline_classes[baseline_class].items():
-            current_job = current_jobs.get(job_name)
-            if current_job is None:
-                missing.append(f"{baseline_class}/{job_name}")
-                continue
-            for metric in metrics:
-                delta = _delta(
-                    current_class,
-                    job_name,
-                    metric,
-                    baseline_job,
-                    current_job,
-                    max_regression_percent,
-                )
-                if delta is not None:
-                    deltas.append(delta)
-    for baseline_class in baseline_classes:
-        if baseline_class not in {pair[1] for pair in pairs}:
-            missing.extend(f"{baseline_class}/{job}" for job in baseline_classes[baseline_class])
-
-    if not deltas:
-        verdict = VERDICT_NOTHING_COMPARED
-    elif missing or any(delta.regressed for delta in deltas):
-        verdict = VERDICT_REGRESSED
-    else:
-        verdict = VERDICT_PASS
-    return BaselineComparison(
-        max_regression_percent=max_regression_percent,
-        deltas=tuple(deltas),
-        missing=tuple(missing),
-        verdict=verdict,
-        setup_differences=setups,
-    )
-
-
-def _setup_differences(
-    current: FioReport, baseline: FioReport, pairs: Sequence[tuple[str, str]]
-) -> dict[str, tuple[str, ...]]:
-    """Per compared class, what differs in the setup (only where both reports say)."""
-    now = {result.storage_class: result.setup for result in current.results}
-    then = {result.storage_class: result.setup for result in baseline.results}
-    found: dict[str, tuple[str, ...]] = {}
-    for current_class, baseline_class in pairs:
-        new, old = now.get(current_class), then.get(baseline_class)
-        if new is not None and old is not None:
-            lines = setup_differences(new, old)
-            if lines:
-                found[current_class] = lines
-    return found
-
-
-def _jobs_by_class(report: FioReport) -> dict[str, dict[str, FioJobSummary]]:
-    classes: dict[str, dict[str, FioJobSummary]] = {}
-    for storage_class, job in report.jobs():
-        classes.setdefault(storage_class, {})[job.name] = job
-    return classes
-
-
-def _pair_classes(
-    current: Mapping[str, object], baseline: Mapping[str, object]
-) -> list[tuple[str, str]]:
-    if len(current) == 1 and len(baseline) == 1:
-        return [(next(iter(current)), next(iter(baseline)))]
-    return [(name, name) for name in current if name in baseline]
-
-
-def _delta(
-    storage_class: str,
-    job: str,
-    metric: str,
-    baseline_job: FioJobSummary,
-    current_job: FioJobSummary,
-    threshold: float,
-) -> MetricDelta | None:
-    old = baseline_job.value(metric)
-    if not old:
-        return None  # not measured in the baseline: nothing to compare against
-    new = current_job.value(metric)
-    if new is None:
-        # A metric that disappeared (latency switched off) cannot be judged; report, not fail.
-        return MetricDelta(storage_class, job, metric, old, None, None, None, regressed=False)
-    change = (new - old) / old * 100.0
-    regression = -change if higher_is_better(metric) else change
-    return MetricDelta(
-        storage_class=storage_class,
-        job=job,
-        metric=metric,
-        baseline=old,
-        current=new,
-        change_percent=change,
-        regression_percent=regression,
-        regressed=regression > threshold,
-    )

@@ -5,9 +5,10 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from kubectl_storage.core.fio.baseline import compare_with_baseline
 from kubectl_storage.core.fio.report import FioReport
 from kubectl_storage.core.fio.results import parse_fio_output
-from kubectl_storage.core.fio.stats import build_fio_report, compare_with_baseline
+from kubectl_storage.core.fio.stats import build_fio_report
 from kubectl_storage.render.fio import class_verdict, write_fio_table
 
 FIO = Path(__file__).resolve().parents[2] / "fixtures" / "fio"

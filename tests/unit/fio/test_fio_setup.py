@@ -7,6 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
+from kubectl_storage.core.fio.baseline import compare_with_baseline
 from kubectl_storage.core.fio.report import FioReport
 from kubectl_storage.core.fio.results import parse_fio_output
 from kubectl_storage.core.fio.setup import (
@@ -18,7 +19,7 @@ from kubectl_storage.core.fio.setup import (
     target_setup,
     volume_setup,
 )
-from kubectl_storage.core.fio.stats import build_fio_report, compare_with_baseline
+from kubectl_storage.core.fio.stats import build_fio_report
 from kubectl_storage.operations.fio.run import split_mountinfo, with_mountinfo
 from kubectl_storage.render.fio import write_fio_table
 

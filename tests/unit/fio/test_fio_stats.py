@@ -9,19 +9,17 @@ from typing import Any
 
 import pytest
 
+from kubectl_storage.core.fio.baseline import compare_with_baseline
+from kubectl_storage.core.fio.class_comparison import compare_classes
+from kubectl_storage.core.fio.metrics import higher_is_better
 from kubectl_storage.core.fio.report import FioReport, FioReportError
-from kubectl_storage.core.fio.results import FioResult, parse_fio_output
-from kubectl_storage.core.fio.stats import (
+from kubectl_storage.core.fio.report_baseline import (
     VERDICT_NOTHING_COMPARED,
     VERDICT_PASS,
     VERDICT_REGRESSED,
-    build_fio_report,
-    compare_classes,
-    compare_with_baseline,
-    higher_is_better,
-    merge_repeats,
-    metric_stats,
 )
+from kubectl_storage.core.fio.results import FioResult, parse_fio_output
+from kubectl_storage.core.fio.stats import build_fio_report, merge_repeats, metric_stats
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fio"
 
