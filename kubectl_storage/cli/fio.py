@@ -257,8 +257,9 @@ def _parse_percent(text: str) -> float:
 
 def _load_report(path: Path, flag: str) -> FioReport:
     """A saved FioReport, or raw fio JSON output made into one."""
+    from kubectl_storage.core.fio.fio_json import parse_fio_output  # noqa: PLC0415 - runtime only
     from kubectl_storage.core.fio.report import FioReport, FioReportError  # noqa: PLC0415 - runtime only
-    from kubectl_storage.core.fio.results import FioOutputError, parse_fio_output  # noqa: PLC0415 - runtime only
+    from kubectl_storage.core.fio.results import FioOutputError  # noqa: PLC0415 - runtime only
     from kubectl_storage.core.fio.stats import build_fio_report  # noqa: PLC0415 - runtime only
 
     try:

@@ -34,16 +34,12 @@ from typing import Any
 
 from kubectl_storage.core.fio.choices import Spread as Spread  # re-exported
 from kubectl_storage.core.fio.clones import merge_clones
+from kubectl_storage.core.fio.fio_json import parse_fio_job
 from kubectl_storage.core.fio.guards import run_notes
 from kubectl_storage.core.fio.job_file import parse_job_file
 from kubectl_storage.core.fio.notes import NOTE_CLIENTS_PACKED, FioNote
 from kubectl_storage.core.fio.profiles import DEFAULT_TEST_FILENAME
-from kubectl_storage.core.fio.results import (
-    FioJobResult,
-    FioOutputError,
-    FioResult,
-    parse_fio_job,
-)
+from kubectl_storage.core.fio.results import FioJobResult, FioOutputError, FioResult
 from kubectl_storage.core.report.findings import Severity
 
 #: The ``jobname`` of fio's sum over every client and job.

@@ -37,12 +37,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
+from kubectl_storage.core.fio.fio_json import parse_fio_job
 from kubectl_storage.core.fio.results import (
     PERCENTILES_EXACT,
     PERCENTILES_UPPER_BOUND,
     FioJobResult,
     FioResult,
-    parse_fio_job,
 )
 
 #: Per-direction blocks of a fio job dict that clones add up.

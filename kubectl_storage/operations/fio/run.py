@@ -26,6 +26,7 @@ from kubectl_storage.core.fio.clients import (
     client_arguments,
     parse_client_output,
 )
+from kubectl_storage.core.fio.fio_json import parse_fio_output
 from kubectl_storage.core.fio.local_disk import (
     LOCAL_DIRECTORY,
     PROBE_ROUNDS,
@@ -34,7 +35,7 @@ from kubectl_storage.core.fio.local_disk import (
 )
 from kubectl_storage.core.fio.profiles import DEFAULT_DIRECTORY
 from kubectl_storage.core.fio.report import FioReport
-from kubectl_storage.core.fio.results import FioOutputError, FioResult, parse_fio_output
+from kubectl_storage.core.fio.results import FioOutputError, FioResult
 from kubectl_storage.core.fio.setup import TargetSetup, target_setup, volume_setup
 from kubectl_storage.core.fio.stats import build_fio_report
 from kubectl_storage.core.k8s import kinds

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from kubectl_storage.core.fio.fio_json import parse_fio_output
 from kubectl_storage.core.fio.report import FioReport
-from kubectl_storage.core.fio.results import parse_fio_output
 from kubectl_storage.core.fio.stats import build_fio_report
 from kubectl_storage.render.fio_charts import (
     BANDWIDTH_TITLE,

@@ -22,13 +22,12 @@ from kubectl_storage.core.fio.clones import (
     merge_clone_dicts,
     percentiles_from_bins,
 )
-from kubectl_storage.core.fio.results import (
-    PERCENTILES_EXACT,
-    PERCENTILES_UPPER_BOUND,
+from kubectl_storage.core.fio.fio_json import (
     extract_fio_documents,
     parse_fio_document,
     parse_fio_output,
 )
+from kubectl_storage.core.fio.results import PERCENTILES_EXACT, PERCENTILES_UPPER_BOUND
 from kubectl_storage.core.fio.stats import build_fio_report
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fio"

@@ -15,6 +15,11 @@ import pytest
 
 from kubectl_storage.core.fio.block_reads import unwritten_read_notes
 from kubectl_storage.core.fio.env_errors import error_note, text_notes
+from kubectl_storage.core.fio.fio_json import (
+    extract_fio_documents,
+    parse_fio_document,
+    parse_fio_output,
+)
 from kubectl_storage.core.fio.guards import (
     CACHE_LATENCY_FLOOR_US,
     DATASET_BANDWIDTH_FACTOR,
@@ -43,12 +48,7 @@ from kubectl_storage.core.fio.notes import (
 from kubectl_storage.core.fio.profile_notes import ETCD_FAIL, ETCD_PASS, ETCD_UNKNOWN, etcd_verdict
 from kubectl_storage.core.fio.profile_render import PREFILL_JOB_NAME
 from kubectl_storage.core.fio.profiles import ETCD_FDATASYNC_P99_LIMIT_US
-from kubectl_storage.core.fio.results import (
-    FioResult,
-    extract_fio_documents,
-    parse_fio_document,
-    parse_fio_output,
-)
+from kubectl_storage.core.fio.results import FioResult
 from kubectl_storage.core.fio.stats import build_fio_report
 from kubectl_storage.core.report.findings import Severity
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from kubectl_storage.core.fio.fio_json import parse_fio_output
 from kubectl_storage.core.fio.job_checks import validate_job_text
 from kubectl_storage.core.fio.job_file import FioJobFile, parse_job_file
 from kubectl_storage.core.fio.job_sizes import (
@@ -23,7 +24,6 @@ from kubectl_storage.core.fio.profile_render import (
     render_profile,
 )
 from kubectl_storage.core.fio.profiles import DEFAULT_TEST_FILENAME, PROFILES, FioJobSpec
-from kubectl_storage.core.fio.results import parse_fio_output
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fio"
 GiB = 2**30

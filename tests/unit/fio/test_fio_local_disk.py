@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from kubectl_storage.core.fio.fio_json import parse_fio_output
 from kubectl_storage.core.fio.job_sizes import FioJobError
 from kubectl_storage.core.fio.local_disk import (
     LOCAL_DIRECTORY,
@@ -33,7 +34,7 @@ from kubectl_storage.core.fio.profiles import DEFAULT_DIRECTORY
 from kubectl_storage.core.fio.report import FioClassResult, FioReport
 from kubectl_storage.core.fio.report_extra_runs import LatencyProbe, LocalDiskResult
 from kubectl_storage.core.fio.report_jobs import FioJobSummary
-from kubectl_storage.core.fio.results import FioResult, parse_fio_output
+from kubectl_storage.core.fio.results import FioResult
 from kubectl_storage.core.fio.setup import VolumeSetup
 from kubectl_storage.core.fio.stats import build_fio_report
 from kubectl_storage.core.k8s.manifests import build_workload_pod

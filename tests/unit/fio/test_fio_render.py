@@ -6,8 +6,8 @@ import io
 from pathlib import Path
 
 from kubectl_storage.core.fio.baseline import compare_with_baseline
+from kubectl_storage.core.fio.fio_json import parse_fio_output
 from kubectl_storage.core.fio.report import FioReport
-from kubectl_storage.core.fio.results import parse_fio_output
 from kubectl_storage.core.fio.stats import build_fio_report
 from kubectl_storage.render.fio import class_verdict, write_fio_table
 

@@ -7,14 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_storage.core.fio.results import (
-    FioOutputError,
+from kubectl_storage.core.fio.fio_json import (
     extract_fio_documents,
-    job_contract,
     parse_fio_document,
     parse_fio_output,
-    result_contract_jobs,
 )
+from kubectl_storage.core.fio.results import FioOutputError, job_contract, result_contract_jobs
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fio"
 

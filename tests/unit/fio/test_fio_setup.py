@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 from kubectl_storage.core.fio.baseline import compare_with_baseline
+from kubectl_storage.core.fio.fio_json import parse_fio_output
 from kubectl_storage.core.fio.report import FioReport
-from kubectl_storage.core.fio.results import parse_fio_output
 from kubectl_storage.core.fio.setup import (
     NodeSetup,
     TargetSetup,

@@ -13,13 +13,8 @@ from typing import Any
 
 import pytest
 
-from kubectl_storage.core.fio.results import (
-    FioDirectionResult,
-    FioJobResult,
-    extract_fio_documents,
-    job_contract,
-    parse_fio_output,
-)
+from kubectl_storage.core.fio.fio_json import extract_fio_documents, parse_fio_output
+from kubectl_storage.core.fio.results import FioDirectionResult, FioJobResult, job_contract
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fio"
 

@@ -11,6 +11,7 @@ import pytest
 
 from kubectl_storage.core.fio.baseline import compare_with_baseline
 from kubectl_storage.core.fio.class_comparison import compare_classes
+from kubectl_storage.core.fio.fio_json import parse_fio_output
 from kubectl_storage.core.fio.metrics import higher_is_better
 from kubectl_storage.core.fio.report import FioReport, FioReportError
 from kubectl_storage.core.fio.report_baseline import (
@@ -18,7 +19,7 @@ from kubectl_storage.core.fio.report_baseline import (
     VERDICT_PASS,
     VERDICT_REGRESSED,
 )
-from kubectl_storage.core.fio.results import FioResult, parse_fio_output
+from kubectl_storage.core.fio.results import FioResult
 from kubectl_storage.core.fio.stats import build_fio_report, merge_repeats, metric_stats
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fio"
