@@ -61,13 +61,8 @@ def rbac_command(
 
         kubectl storage rbac mount-audit iscsi -o wide
     """
-    from kubectl_storage.core.rbac import (  # noqa: PLC0415 - loaded when the command runs, not for its --help
-        Subject,
-        UnknownCommandError,
-        build_rbac_manifests,
-        permission_rows,
-        select_commands,
-    )
+    from kubectl_storage.core.rbac.commands import UnknownCommandError, select_commands  # noqa: PLC0415 - loaded when the command runs, not for its --help
+    from kubectl_storage.core.rbac.manifests import Subject, build_rbac_manifests, permission_rows  # noqa: PLC0415 - loaded when the command runs, not for its --help
     from kubectl_storage.errors import UsageError  # noqa: PLC0415 - runtime only
 
     options = options_of(ctx)

@@ -26,7 +26,7 @@ from kubectl_storage.core.k8s.objects import (
     labels_of,
     name_of,
 )
-from kubectl_storage.core.rbac import Scope, checks_for
+from kubectl_storage.core.rbac.commands import Scope, checks_for
 from kubectl_storage.errors import ForbiddenError, NotFoundError, UsageError
 from kubectl_storage.kube.access import ENFORCE_LABEL, AccessRequest, can_i
 from kubectl_storage.kube.api import JsonDict, KubeApi

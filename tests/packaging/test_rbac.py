@@ -12,17 +12,15 @@ import typer.main
 import yaml
 
 from kubectl_storage.cli.app import app
-from kubectl_storage.core.rbac import (
+from kubectl_storage.core.rbac.commands import (
     COMMANDS,
     Condition,
     Permission,
     Scope,
-    Subject,
     UnknownCommandError,
-    build_rbac_manifests,
-    policy_rules,
     select_commands,
 )
+from kubectl_storage.core.rbac.manifests import Subject, build_rbac_manifests, policy_rules
 from kubectl_storage.operations.preflight import Requirements, access_requests
 from tests.conftest import run_cli
 

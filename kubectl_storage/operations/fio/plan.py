@@ -34,7 +34,7 @@ from kubectl_storage.core.k8s.manifests import (
 )
 from kubectl_storage.core.k8s.objects import pvc_capacity
 from kubectl_storage.core.k8s.quantities import parse_size_bytes
-from kubectl_storage.core.rbac import Condition
+from kubectl_storage.core.rbac.commands import Condition
 from kubectl_storage.operations.fio.pod_commands import (
     CONFIG_PATH,
     JOB_FILE_NAME,

@@ -15,7 +15,7 @@ from kubectl_storage.core.k8s.manifests import (
     build_workload_pod,
 )
 from kubectl_storage.core.k8s.objects import dig
-from kubectl_storage.core.rbac import Condition
+from kubectl_storage.core.rbac.commands import Condition
 from kubectl_storage.core.snapshot.class_choice import (
     RestoreClassChoice,
     SnapshotChoiceError,

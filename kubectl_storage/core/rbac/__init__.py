@@ -1,0 +1,1 @@
+"""`kubectl storage rbac`: the permissions each command needs, and the manifests granting them."""
