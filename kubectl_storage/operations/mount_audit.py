@@ -32,12 +32,7 @@ from kubectl_storage.core.mount_audit.report import (
 )
 from kubectl_storage.core.mount_audit.rules import NodeFacts, audit_mounts
 from kubectl_storage.core.nodes.collect import MOUNT_SECTIONS
-from kubectl_storage.core.nodes.kubelet_paths import (
-    KIND_BLOCK,
-    KIND_GLOBAL_MOUNT,
-    KIND_POD_VOLUME,
-    VolumeOwner,
-)
+from kubectl_storage.core.nodes.kubelet_paths import KIND_BLOCK, KIND_GLOBAL_MOUNT, KIND_POD_VOLUME
 from kubectl_storage.core.nodes.mounts import (
     FORMAT_MOUNTINFO,
     FORMAT_MOUNTSTATS,
@@ -48,6 +43,7 @@ from kubectl_storage.core.nodes.mounts import (
     detect_mount_format,
     parse_mounts,
 )
+from kubectl_storage.core.nodes.volume_owners import VolumeOwner
 from kubectl_storage.errors import UsageError
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.operations.node_capture import (

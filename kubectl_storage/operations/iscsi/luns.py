@@ -10,8 +10,8 @@ from kubectl_storage.core.iscsi.multipath import MultipathPath
 from kubectl_storage.core.iscsi.report import ClaimRef, LunPath, LunRow, path_failed
 from kubectl_storage.core.iscsi.sessions import IscsiDisk, IscsiSession
 from kubectl_storage.core.k8s.objects import dig
-from kubectl_storage.core.nodes.kubelet_paths import VolumeOwner
 from kubectl_storage.core.nodes.mounts import MountEntry
+from kubectl_storage.core.nodes.volume_owners import VolumeOwner
 from kubectl_storage.operations.iscsi.parse import ParsedNode
 from kubectl_storage.operations.node_capture import VolumeObjects
 

@@ -10,7 +10,7 @@ from functools import cached_property
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.objects import dig
-from kubectl_storage.core.nodes.kubelet_paths import VolumeContext, VolumeOwner, resolve_mountpoints
+from kubectl_storage.core.nodes.volume_owners import VolumeContext, VolumeOwner, resolve_mountpoints
 from kubectl_storage.errors import ClusterError
 from kubectl_storage.kube.api import JsonDict, KubeApi
 

@@ -13,12 +13,9 @@ from kubectl_storage.core.mount_audit.rules import (
     audit_mounts,
     requested_vs_effective,
 )
-from kubectl_storage.core.nodes.kubelet_paths import (
-    VolumeContext,
-    parse_kubelet_path,
-    resolve_volume,
-)
+from kubectl_storage.core.nodes.kubelet_paths import parse_kubelet_path
 from kubectl_storage.core.nodes.mounts import MountEntry, parse_mounts, parse_options
+from kubectl_storage.core.nodes.volume_owners import VolumeContext, resolve_volume
 from kubectl_storage.core.report.findings import Severity
 
 MOUNTS = Path(__file__).resolve().parents[2] / "fixtures" / "mounts"

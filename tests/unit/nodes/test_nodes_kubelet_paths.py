@@ -16,11 +16,10 @@ from kubectl_storage.core.nodes.kubelet_paths import (
     KIND_POD_VOLUME,
     KubeletPath,
     parse_kubelet_path,
-    resolve_mountpoints,
-    resolve_volume,
     volume_handle_sha256,
 )
 from kubectl_storage.core.nodes.mounts import parse_mounts
+from kubectl_storage.core.nodes.volume_owners import resolve_mountpoints, resolve_volume
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 POD_UID = "0f8e7d6c-5b4a-4392-8170-6f5e4d3c2b1a"

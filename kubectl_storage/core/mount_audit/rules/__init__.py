@@ -60,7 +60,7 @@ from kubectl_storage.core.mount_audit.vendors import (
     PROFILES,
     VENDORS,
 )
-from kubectl_storage.core.nodes.kubelet_paths import VolumeContext
+from kubectl_storage.core.nodes.volume_owners import VolumeContext
 from kubectl_storage.core.report.findings import RuleSpec
 
 __all__ = [

@@ -72,8 +72,8 @@ from kubectl_storage.core.mount_audit.rules.transfer import (
 from kubectl_storage.core.mount_audit.vendors import (
     vendor,
 )
-from kubectl_storage.core.nodes.kubelet_paths import VolumeContext
 from kubectl_storage.core.nodes.mounts import MountEntry
+from kubectl_storage.core.nodes.volume_owners import VolumeContext
 from kubectl_storage.core.report.findings import Finding
 
 MOUNT_RULES: tuple[Callable[[MountFacts], list[Finding]], ...] = (

@@ -22,8 +22,8 @@ from kubectl_storage.core.mount_audit.vendors import (
     is_local_tunnel,
     vendor,
 )
-from kubectl_storage.core.nodes.kubelet_paths import VolumeContext
 from kubectl_storage.core.nodes.mounts import MountEntry, OptionValue, options_from_list
+from kubectl_storage.core.nodes.volume_owners import VolumeContext
 from kubectl_storage.core.report.findings import Finding
 
 
