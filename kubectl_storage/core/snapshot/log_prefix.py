@@ -5,23 +5,8 @@ calling fsync after each and acknowledging it only then. A crash-consistent snap
 volume must hold a *clean prefix* of the log: records 1..k intact and in order, nothing valid
 after a hole, at most the one record that was in flight torn, and k no smaller than the last
 record acknowledged before the snapshot's creationTime. :func:`check_log` reads the restored
-file's bytes and says whether it does; :func:`encode_record` is the one definition of a record
-(the tests build logs with it, and so will the writer).
-
-Record format (``record_size`` bytes, default 4096; integers big-endian)::
-
-    offset  size            field
-    0       8               magic  b"KSLOG001" (format version 1)
-    8       8               seq            u64, 1 for the first record, +1 for each after it
-    16      8               timestamp_ns   u64, the writer's wall clock (ns since the epoch)
-                                           when it wrote the record
-    24      4               record_size    u32, the record's own size
-    28      record_size-60  payload        derived from seq (below)
-    size-32 32              checksum       sha256 of bytes [0, record_size - 32)
-
-The payload is ``sha256(b"kubectl-storage log " + seq as u64)`` repeated and cut to length, so
-a block copied from another record cannot pass for this one even with its header rewritten and
-its checksum recomputed. Record ``n`` lives at byte offset ``(n - 1) * record_size``.
+file's bytes and says whether it does; a record is defined once, in
+:mod:`kubectl_storage.core.snapshot.log_record`.
 
 Rules applied by :func:`check_log`, block by block (``record_size`` bytes at a time):
 
@@ -44,47 +29,14 @@ import hashlib
 from dataclasses import dataclass
 from enum import StrEnum
 
-MAGIC = b"KSLOG001"
-DEFAULT_RECORD_SIZE = 4096
-_HEADER_SIZE = 28  # magic 8 + seq 8 + timestamp 8 + record_size 4
-_CHECKSUM_SIZE = 32
-#: Smallest record: header, checksum and a 4-byte payload.
-MIN_RECORD_SIZE = 64
-_PAYLOAD_SEED = b"kubectl-storage log "
-_U64_MAX = 2**64 - 1
-_U32_MAX = 2**32 - 1
-
-
-def _check_record_size(record_size: int) -> None:
-    if not MIN_RECORD_SIZE <= record_size <= _U32_MAX:
-        raise ValueError(
-            f"record size must be between {MIN_RECORD_SIZE} and {_U32_MAX} bytes, got {record_size}"
-        )
-
-
-def record_payload(seq: int, record_size: int = DEFAULT_RECORD_SIZE) -> bytes:
-    """The payload record ``seq`` carries in a record of ``record_size`` bytes."""
-    length = record_size - _HEADER_SIZE - _CHECKSUM_SIZE
-    digest = hashlib.sha256(_PAYLOAD_SEED + seq.to_bytes(8, "big")).digest()
-    return (digest * (length // len(digest) + 1))[:length]
-
-
-def encode_record(seq: int, timestamp_ns: int, *, size: int = DEFAULT_RECORD_SIZE) -> bytes:
-    """Record ``seq`` (from 1) written at ``timestamp_ns``, as ``size`` bytes (module docstring)."""
-    _check_record_size(size)
-    if not 1 <= seq <= _U64_MAX:
-        raise ValueError(f"seq must be between 1 and {_U64_MAX}, got {seq}")
-    if not 0 <= timestamp_ns <= _U64_MAX:
-        raise ValueError(f"timestamp_ns must be between 0 and {_U64_MAX}, got {timestamp_ns}")
-    body = (
-        MAGIC
-        + seq.to_bytes(8, "big")
-        + timestamp_ns.to_bytes(8, "big")
-        + size.to_bytes(4, "big")
-        + record_payload(seq, size)
-    )
-    return body + hashlib.sha256(body).digest()
-
+from kubectl_storage.core.snapshot.log_record import (
+    CHECKSUM_SIZE,
+    DEFAULT_RECORD_SIZE,
+    HEADER_SIZE,
+    MAGIC,
+    check_record_size,
+    record_payload,
+)
 
 # -- the verdict --------------------------------------------------------------------------------
 
@@ -204,7 +156,7 @@ def _read_block(data: bytes, offset: int, record_size: int) -> _Block:
         return _Block(offset, length, _Kind.SHORT)
     if block.count(0) == length:
         return _Block(offset, length, _Kind.ZEROS)
-    body, checksum = block[:-_CHECKSUM_SIZE], block[-_CHECKSUM_SIZE:]
+    body, checksum = block[:-CHECKSUM_SIZE], block[-CHECKSUM_SIZE:]
     if block[: len(MAGIC)] != MAGIC or hashlib.sha256(body).digest() != checksum:
         return _Block(offset, length, _Kind.GARBAGE)
     seq = int.from_bytes(block[8:16], "big")
@@ -213,7 +165,7 @@ def _read_block(data: bytes, offset: int, record_size: int) -> _Block:
     if declared_size != record_size:
         reason = f"written as a {declared_size}-byte record, read as {record_size}"
         return _Block(offset, length, _Kind.MISMATCHED, seq, timestamp_ns, reason)
-    if block[_HEADER_SIZE:-_CHECKSUM_SIZE] != record_payload(seq, record_size):
+    if block[HEADER_SIZE:-CHECKSUM_SIZE] != record_payload(seq, record_size):
         reason = "its payload belongs to another record (a copied or forged block)"
         return _Block(offset, length, _Kind.MISMATCHED, seq, timestamp_ns, reason)
     return _Block(offset, length, _Kind.VALID, seq, timestamp_ns)
@@ -253,7 +205,7 @@ def check_log(
     ``acknowledged_before_snapshot`` is the highest seq the writer acknowledged (fsync returned)
     before the snapshot's creationTime; None when unknown, and then no record counts as lost.
     """
-    _check_record_size(record_size)
+    check_record_size(record_size)
     if acknowledged_before_snapshot is not None and acknowledged_before_snapshot < 0:
         raise ValueError(
             f"acknowledged_before_snapshot must be 0 or more, got {acknowledged_before_snapshot}"

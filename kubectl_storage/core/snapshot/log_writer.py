@@ -20,7 +20,7 @@ import shlex
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from kubectl_storage.core.snapshot.log_prefix import DEFAULT_RECORD_SIZE, MAGIC
+from kubectl_storage.core.snapshot.log_record import DEFAULT_RECORD_SIZE, MAGIC
 
 #: Where the log lives on the source volume; the checksum check leaves this directory out.
 LOG_DIR = ".kubectl-storage-log"

@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from kubectl_storage.core.snapshot.log_prefix import DEFAULT_RECORD_SIZE, LogVerdict, check_log
+from kubectl_storage.core.snapshot.log_prefix import LogVerdict, check_log
+from kubectl_storage.core.snapshot.log_record import DEFAULT_RECORD_SIZE
 from kubectl_storage.core.snapshot.log_writer import Ack, acknowledged_before, written_between
 
 

@@ -11,8 +11,6 @@ import hashlib
 import pytest
 
 from kubectl_storage.core.snapshot.log_prefix import (
-    DEFAULT_RECORD_SIZE,
-    MAGIC,
     Hole,
     LogVerdict,
     MismatchedRecord,
@@ -21,6 +19,10 @@ from kubectl_storage.core.snapshot.log_prefix import (
     TornRecord,
     TrailingGarbage,
     check_log,
+)
+from kubectl_storage.core.snapshot.log_record import (
+    DEFAULT_RECORD_SIZE,
+    MAGIC,
     encode_record,
     record_payload,
 )

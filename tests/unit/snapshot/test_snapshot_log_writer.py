@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_storage.core.snapshot.log_prefix import check_log, encode_record
+from kubectl_storage.core.snapshot.log_prefix import check_log
+from kubectl_storage.core.snapshot.log_record import encode_record
 from kubectl_storage.core.snapshot.log_writer import (
     LOG_FILE,
     Ack,

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from kubectl_storage.core.snapshot.log_prefix import encode_record
+from kubectl_storage.core.snapshot.log_record import encode_record
 from kubectl_storage.core.snapshot.log_writer import Ack
 from kubectl_storage.core.snapshot.under_load import creation_time_ns, judge_under_load
 from kubectl_storage.render.snapshot import _write_under_load
