@@ -17,7 +17,7 @@ from kubectl_storage.core.k8s.manifests import (
     build_workload_pod,
 )
 from kubectl_storage.core.k8s.quantities import Size
-from kubectl_storage.core.rbac import Condition
+from kubectl_storage.core.rbac.commands import Condition
 from kubectl_storage.core.snapshot.block_ranges import (
     BLOCK_DEVICE,
     RANGE_SIZES,

@@ -15,7 +15,7 @@ from kubectl_storage.core.k8s.labels import object_name, with_run_labels
 from kubectl_storage.core.k8s.manifests import Manifest, PodPlacement
 from kubectl_storage.core.k8s.pod_defaults import MYSQL_IMAGE, TOOLBOX_IMAGE
 from kubectl_storage.core.k8s.quantities import Size, format_bytes
-from kubectl_storage.core.rbac import Condition
+from kubectl_storage.core.rbac.commands import Condition
 from kubectl_storage.core.validate_persistence.mysql import (
     ALL_DISRUPTIONS,
     MAX_ROWS,
