@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_storage.core.nodes.mounts import REJOINED, LineNote, note_line
+from kubectl_storage.core.nodes.paste import REJOINED, LineNote, note_line
 
 __all__ = ["SanlunLun", "SanlunPath", "parse_sanlun_lun_show_p"]
 

@@ -11,261 +11,96 @@ parser therefore takes ``notes``: a list it appends one :class:`LineNote` to for
 skipped, or rejoined with the lines after it (:func:`rejoin_wrapped_lines`), instead of refusing
 the whole text. The kernel's own files never need it.
 
+The module is in four parts: :mod:`.paste` (line notes, prompts, quotes), :mod:`.mount_model`
+(entries, options, sources), :mod:`.mount_wrap` (wrapped lines joined) and this one (format
+detection and the parsers); the names of the first three are re-exported here.
+
 Pure: text in, frozen dataclasses out, no I/O.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
-from functools import lru_cache
-from typing import Any
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, replace
 
-# Filesystems whose source names a remote server; only these get ``server``/``export``.
-NFS_FSTYPES = frozenset({"nfs", "nfs4"})
-NETWORK_FSTYPES = NFS_FSTYPES | frozenset(
-    {"cifs", "smb3", "smbfs", "ceph", "glusterfs", "fuse.glusterfs", "lustre", "9p", "afs"}
+from kubectl_storage.core.nodes.mount_model import (
+    _FSTYPE,
+    _MOUNT_COMMAND_LINE,
+    _MOUNTSTATS_BLOCK_START,
+    _MOUNTSTATS_HEADER,
+    _NFSSTAT_FLAGS,
+    _NFSSTAT_HEADER,
+    FORMAT_MOUNT_COMMAND,
+    FORMAT_MOUNTINFO,
+    FORMAT_MOUNTSTATS,
+    FORMAT_NFSSTAT,
+    FORMAT_PROC_MOUNTS,
+    FORMAT_UNKNOWN,
+    NETWORK_FSTYPES,
+    NFS_FSTYPES,
+    MountEntry,
+    MountParseError,
+    OptionValue,
+    _mountinfo_fields,
+    _proc_mounts_line_complete,
+    _simple_entry,
+    mark_visibility,
+    options_from_list,
+    parse_options,
+    split_network_source,
+    unescape_octal,
+)
+from kubectl_storage.core.nodes.mount_wrap import (
+    _OPTION_PIECE,
+    rejoin_mountstats,
+    rejoin_wrapped_lines,
+)
+from kubectl_storage.core.nodes.paste import (
+    NOTE_WIDTH,
+    REJOINED,
+    SKIPPED,
+    LineNote,
+    looks_like_prompt,
+    note_line,
+    unquote_mail,
 )
 
-FORMAT_MOUNTINFO = "mountinfo"
-FORMAT_PROC_MOUNTS = "proc-mounts"
-FORMAT_MOUNT_COMMAND = "mount"
-FORMAT_NFSSTAT = "nfsstat"
-FORMAT_MOUNTSTATS = "mountstats"
-FORMAT_UNKNOWN = "unknown"
-
-OptionValue = str | bool
-
-_OCTAL_ESCAPE = re.compile(r"\\([0-7]{3})")
-_MOUNT_COMMAND_LINE = re.compile(
-    r"^(?P<source>.*?) on (?P<mountpoint>.*) type (?P<fstype>\S+) \((?P<options>.*)\)$"
-)
-# mountstats: ``device SRC mounted on DIR with fstype FS [statvers=V]`` starts each block.
-_MOUNTSTATS_HEADER = re.compile(
-    r"^(?:device (?P<device>\S+)|no device) mounted on (?P<mountpoint>\S+)"
-    r" with fstype (?P<fstype>\S+)(?: statvers=(?P<statvers>\S+))?"
-)
-_MOUNTSTATS_BLOCK_START = re.compile(r"\n(?=[ \t]*(?:device |no device ))")
-_NFSSTAT_HEADER = re.compile(r"^(?P<mountpoint>\S.*?) from (?P<source>\S+)\s*$")
-_NFSSTAT_FLAGS = re.compile(r"^\s*Flags:\s*(?P<flags>.*)$")
-_MAJOR_MINOR = re.compile(r"^\d+:\d+$")
-_FSTYPE = re.compile(r"^[a-z0-9][\w.+-]*$")
-# mountstats: a "key:" line of a block, the keys whose value is an option list or numbers.
-_STATS_KEY = re.compile(r"^(?:[A-Za-z][\w ]*?:|per-op statistics)")
-_STATS_OPTION_KEYS = frozenset({"opts", "caps", "sec", "nfsv4", "impl_id"})
-_STATS_NUMBER_KEYS = frozenset({"events", "bytes", "xprt"})
-_OP_ROW = re.compile(r"^[A-Z][A-Z0-9_]*:\s+\d")
-_NUMBERS = re.compile(r"^\d+(?:\s+\d+)*$")
-
-
-class MountParseError(ValueError):
-    """A line that does not fit the format being parsed (raised only with ``strict=True``)."""
-
-
-SKIPPED = "skipped"
-REJOINED = "rejoined"
-#: How much of a line a note shows.
-NOTE_WIDTH = 100
-
-
-@dataclass(frozen=True)
-class LineNote:
-    """A line of a captured text that a parser could not take as printed.
-
-    ``action`` is ``skipped`` (left out; the other lines were read) or ``rejoined`` (the start of a
-    line wrapped over ``line``..``last_line``, read joined). ``text`` is the line as found, or the
-    joined line for ``rejoined``.
-    """
-
-    line: int
-    text: str
-    action: str
-    reason: str
-    last_line: int | None = None
-
-    def describe(self, source: str) -> str:
-        """``mounts.txt line 3: not a mountinfo line; skipped: '...'`` (the text truncated)."""
-        if self.last_line and self.last_line != self.line:
-            where = f"lines {self.line}-{self.last_line}"
-        else:
-            where = f"line {self.line}"
-        text = self.text.strip().replace("\t", " ")
-        if len(text) > NOTE_WIDTH:
-            text = text[: NOTE_WIDTH - 1] + "…"
-        return f"{source} {where}: {self.reason}; {self.action}: {text!r}"
-
-
-def note_line(notes: list[LineNote] | None, number: int, text: str, reason: str) -> None:
-    """Record one skipped line (a shell prompt says so instead of ``reason``)."""
-    if notes is None or not text.strip():
-        return
-    if looks_like_prompt(text):
-        reason = "a shell prompt, not output"
-    notes.append(LineNote(number, text, SKIPPED, reason))
-
-
-_PROMPT = re.compile(
-    r"^\s*(?:"
-    r"[$#] "  # "$ mount", "# multipath -ll"
-    r"|\[[^\]\s]*@[^\]]*\][$#]"  # "[root@host ~]#"
-    r"|[\w.-]+@[\w.-]+:\S*\s*[$#](?:\s|$)"  # "user@host:~$ cmd", "root@m20c2:/home/x#"
-    r"|[\w.-]+:\S*\s[$#](?:\s|$)"  # "node1:~ # multipath -l"
-    r"|(?:ba|z)?sh-[\d.]+[$#]"  # "sh-5.1# multipath -ll"
-    r")"
-)
-
-
-def looks_like_prompt(line: str) -> bool:
-    """Whether a line is a shell prompt (with or without its command) pasted with the output."""
-    return bool(_PROMPT.match(line))
-
-
-_QUOTE_LEVEL = re.compile(r"^> ?")
-
-
-def unquote_mail(text: str) -> tuple[str, int]:
-    """Remove the ``> `` an e-mail reply puts before every line (several levels: ``>> ``).
-
-    Returns:
-        The text (line numbers unchanged) and how many quote levels were removed; 0, with the
-        text untouched, unless every non-blank line is quoted.
-    """
-    lines = text.split("\n")
-    quoted = [line for line in lines if line.strip()]
-    if not quoted or not all(line.startswith(">") for line in quoted):
-        return text, 0
-    levels = 0
-    while quoted and all(line.startswith(">") for line in quoted):
-        lines = [_QUOTE_LEVEL.sub("", line, count=1) for line in lines]
-        quoted = [line for line in lines if line.strip()]
-        levels += 1
-    return "\n".join(lines), levels
-
-
-@dataclass(frozen=True)
-class MountEntry:
-    """One mount as the kernel (or a tool) reported it.
-
-    ``options`` is the effective option list: for mountinfo the per-mount options followed by the
-    super-options (``rw``/``ro`` reconciled), elsewhere the single option list printed. A flag maps
-    to ``True``, ``key=value`` to the value exactly as printed, in printed order. ``visible`` is
-    False for a mount hidden by a later mount on the same mount point (stacked mounts).
-    """
-
-    source: str
-    mountpoint: str
-    fstype: str
-    options: dict[str, OptionValue] = field(default_factory=dict)
-    server: str | None = None
-    export: str | None = None
-    mount_id: int | None = None
-    parent_id: int | None = None
-    major_minor: str | None = None
-    root: str | None = None
-    mount_options: dict[str, OptionValue] = field(default_factory=dict)
-    super_options: dict[str, OptionValue] = field(default_factory=dict)
-    optional_fields: tuple[str, ...] = ()
-    visible: bool = True
-    line_number: int = 0
-    source_format: str = FORMAT_UNKNOWN
-
-    @property
-    def is_nfs(self) -> bool:
-        """Whether the kernel NFS client owns this mount (fstype ``nfs`` or ``nfs4``)."""
-        return self.fstype in NFS_FSTYPES
-
-    @property
-    def is_network(self) -> bool:
-        """Whether this is a network filesystem (NFS, CIFS/SMB, Ceph, Gluster, ...)."""
-        return self.fstype in NETWORK_FSTYPES
-
-    @property
-    def read_only(self) -> bool:
-        """Whether the mount is read-only."""
-        return self.options.get("ro") is True
-
-    def option(self, name: str) -> OptionValue | None:
-        """The value of one option: ``True`` for a flag, the string for ``key=value``, else None."""
-        return self.options.get(name)
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON shape with fixed key order."""
-        return {
-            "server": self.server,
-            "export": self.export,
-            "source": self.source,
-            "mountpoint": self.mountpoint,
-            "fstype": self.fstype,
-            "options": dict(self.options),
-            "mount_id": self.mount_id,
-            "parent_id": self.parent_id,
-            "major_minor": self.major_minor,
-            "root": self.root,
-            "visible": self.visible,
-        }
-
-
-def unescape_octal(text: str) -> str:
-    r"""Decode the kernel's octal escapes in paths (``\040`` space, ``\011`` tab, ``\134``)."""
-    if "\\" not in text:
-        return text
-    return _OCTAL_ESCAPE.sub(lambda match: chr(int(match.group(1), 8)), text)
-
-
-def parse_options(text: str) -> dict[str, OptionValue]:
-    """Split a comma-separated option string into an ordered dict.
-
-    Commas inside double quotes (SELinux ``context="a,b"``) do not split. A flag maps to True and
-    ``key=value`` keeps the value as printed; a repeated key keeps its last value.
-
-    Args:
-        text: e.g. ``"rw,vers=4.1,hard"``.
-
-    Returns:
-        ``{"rw": True, "vers": "4.1", "hard": True}``.
-    """
-    return dict(_parse_option_pairs(text.strip()))
-
-
-@lru_cache(maxsize=4096)
-def _parse_option_pairs(text: str) -> tuple[tuple[str, OptionValue], ...]:
-    # Cached: a node's mounts repeat a handful of option strings, and callers get a fresh dict.
-    options: dict[str, OptionValue] = {}
-    for item in _split_unquoted_commas(text) if '"' in text else text.split(","):
-        if item:
-            key, sep, value = item.partition("=")
-            options[key] = value if sep else True
-    return tuple(options.items())
-
-
-def options_from_list(items: Iterable[str]) -> dict[str, OptionValue]:
-    """Build an option dict from a list such as ``PV.spec.mountOptions`` (items may hold commas)."""
-    options: dict[str, OptionValue] = {}
-    for item in items:
-        options.update(parse_options(item))
-    return options
-
-
-def split_network_source(source: str, fstype: str) -> tuple[str | None, str | None]:
-    """Split a network mount source into (server, export); (None, None) for local filesystems.
-
-    Handles ``host:/path``, ``[fd00::1]:/path`` (brackets removed from the server), CIFS
-    ``//host/share`` and Ceph ``mon1,mon2:/path``.
-    """
-    if fstype not in NETWORK_FSTYPES:
-        return None, None
-    if source.startswith("//"):
-        host, _, share = source[2:].partition("/")
-        return (host or None), "/" + share
-    if source.startswith("["):
-        closing = source.find("]")
-        if closing > 0 and source[closing + 1 : closing + 2] == ":":
-            return source[1:closing], source[closing + 2 :] or "/"
-    server, sep, export = source.rpartition(":")
-    if not sep or not server:
-        return None, None
-    return server, export or "/"
+__all__ = [
+    "FORMAT_MOUNTINFO",
+    "FORMAT_MOUNTSTATS",
+    "FORMAT_MOUNT_COMMAND",
+    "FORMAT_NFSSTAT",
+    "FORMAT_PROC_MOUNTS",
+    "FORMAT_UNKNOWN",
+    "NETWORK_FSTYPES",
+    "NFS_FSTYPES",
+    "NOTE_WIDTH",
+    "REJOINED",
+    "SKIPPED",
+    "LineNote",
+    "MountEntry",
+    "MountParseError",
+    "MountstatsBlock",
+    "OptionValue",
+    "detect_mount_format",
+    "looks_like_prompt",
+    "mark_visibility",
+    "mountstats_blocks",
+    "note_line",
+    "options_from_list",
+    "parse_mount_command",
+    "parse_mountinfo",
+    "parse_mounts",
+    "parse_mountstats_mounts",
+    "parse_nfsstat_m",
+    "parse_options",
+    "parse_proc_mounts",
+    "rejoin_mountstats",
+    "rejoin_wrapped_lines",
+    "split_network_source",
+    "unescape_octal",
+    "unquote_mail",
+]
 
 
 def detect_mount_format(text: str) -> str:
@@ -337,228 +172,6 @@ def parse_mounts(
             "not a mount table: expected mountinfo, /proc/mounts, mount, nfsstat -m or mountstats"
         )
     return parsers[fmt](text, strict=strict, notes=notes)
-
-
-# ---------------------------------------------------------------------------------------------
-# Wrapped lines
-# ---------------------------------------------------------------------------------------------
-
-#: At most this many physical lines make one wrapped line.
-_MAX_WRAP = 4
-#: An option list (or a piece of one): ``rw,vers=4.2,`` or ``76,wsize=1048576``.
-_OPTION_PIECE = re.compile(r"^,?[^\s,=]+(?:=[^\s,]*)?(?:,[^\s,=]+(?:=[^\s,]*)?)*,?$")
-
-
-def _mountinfo_fields(line: str) -> list[str] | None:
-    """The fields of a well-formed mountinfo line (super options may be missing), else None."""
-    fields = line.split()
-    try:
-        separator = fields.index("-", 6)
-    except ValueError:
-        return None
-    if not separator + 3 <= len(fields) <= separator + 4:
-        return None
-    if not (fields[0].isdigit() and fields[1].isdigit() and _MAJOR_MINOR.match(fields[2])):
-        return None
-    return fields if fields[4].startswith("/") else None
-
-
-def _mountinfo_line_complete(line: str) -> bool:
-    fields = _mountinfo_fields(line)
-    return fields is not None and len(fields) == fields.index("-", 6) + 4
-
-
-def _proc_mounts_line_complete(line: str) -> bool:
-    fields = line.split()
-    return (
-        len(fields) == 6
-        and fields[1].startswith("/")
-        and bool(_FSTYPE.match(fields[2]))
-        and fields[4].isdigit()
-        and fields[5].isdigit()
-    )
-
-
-def _mount_command_line_complete(line: str) -> bool:
-    return _MOUNT_COMMAND_LINE.match(line) is not None
-
-
-_COMPLETE: dict[str, Callable[[str], bool]] = {
-    FORMAT_MOUNTINFO: _mountinfo_line_complete,
-    FORMAT_PROC_MOUNTS: _proc_mounts_line_complete,
-    FORMAT_MOUNT_COMMAND: _mount_command_line_complete,
-}
-
-
-def _option_continuation(previous: str, line: str) -> bool:
-    """Whether ``line`` continues the option list that ends ``previous`` (cut by a hard wrap)."""
-    if not _OPTION_PIECE.match(line):
-        return False
-    return previous.endswith(",") or line.startswith(",") or "=" in line or "," in line
-
-
-def rejoin_wrapped_lines(text: str, fmt: str, notes: list[LineNote] | None = None) -> str:
-    """Join again the lines a mail client or a narrow window wrapped.
-
-    One mount per line formats (mountinfo, /proc/mounts, ``mount``): a line that is not complete
-    is joined with the lines after it (up to four) when the joined line is; a complete mountinfo
-    line whose option list goes on on the next line gets that piece back. ``nfsstat -m`` and
-    mountstats: see :func:`parse_nfsstat_m` and :func:`rejoin_mountstats`.
-
-    The joined line takes the place of the first, the others become blank, so line numbers
-    stay. One ``rejoined`` note per joined line.
-    """
-    if fmt == FORMAT_MOUNTSTATS:
-        return rejoin_mountstats(text, notes)
-    complete = _COMPLETE.get(fmt)
-    if complete is None:
-        return text
-    lines = text.split("\n")
-    out = list(lines)
-    previous: int | None = None  # the last complete line, if nothing but joined lines follow it
-    index = 0
-    while index < len(lines):
-        line = lines[index].strip()
-        if not line:
-            previous = None
-            index += 1
-            continue
-        if complete(line):
-            previous = index
-            index += 1
-            continue
-        if (
-            fmt == FORMAT_MOUNTINFO
-            and previous is not None
-            and _option_continuation(out[previous].strip(), line)
-            and complete(out[previous].strip() + line)
-        ):
-            out[previous] = out[previous].strip() + line
-            out[index] = ""
-            _note_rejoined(notes, out[previous], previous, index)
-            index += 1
-            continue
-        found = _join_forward(lines, index, complete, fmt)
-        if found is None:
-            previous = None
-            index += 1
-            continue
-        last, joined = found
-        out[index] = joined
-        for blank in range(index + 1, last + 1):
-            out[blank] = ""
-        _note_rejoined(notes, joined, index, last)
-        previous = index
-        index = last + 1
-    return "\n".join(out)
-
-
-def _join_forward(
-    lines: Sequence[str], start: int, complete: Callable[[str], bool], fmt: str
-) -> tuple[int, str] | None:
-    """The first complete line made of ``lines[start]`` and the next ones, with its last index."""
-    variants = [lines[start].strip()]
-    for index in range(start + 1, min(len(lines), start + _MAX_WRAP)):
-        piece = lines[index].strip()
-        if not piece or complete(piece) or looks_like_prompt(piece):
-            return None
-        variants = [
-            variant + separator
-            for variant in variants
-            for separator in _separators(variant, piece, fmt)
-        ][:16]
-        variants = [variant + piece for variant in variants]
-        for variant in variants:
-            if complete(variant):
-                return index, variant
-    return None
-
-
-def _separators(before: str, after: str, fmt: str) -> tuple[str, str]:
-    """How to join two pieces, likelier first: a cut inside an option list needs nothing."""
-    inside_options = fmt == FORMAT_MOUNT_COMMAND and "(" in before and ")" not in before
-    if inside_options or before.endswith(",") or after.startswith(","):
-        return "", " "
-    return " ", ""
-
-
-def _note_rejoined(notes: list[LineNote] | None, joined: str, first: int, last: int) -> None:
-    """One note per joined line (indexes 0-based); a line joined again extends its note."""
-    if notes is None:
-        return
-    if notes and notes[-1].action == REJOINED and notes[-1].line == first + 1:
-        notes.pop()
-    count = last - first + 1
-    notes.append(LineNote(first + 1, joined, REJOINED, f"one line wrapped over {count}", last + 1))
-
-
-def rejoin_mountstats(text: str, notes: list[LineNote] | None = None) -> str:
-    """Join again wrapped lines of ``/proc/<pid>/mountstats`` (line numbers kept, as above).
-
-    A ``device … mounted on … with fstype …`` header cut in two, and, inside a block, a piece
-    without a ``key:`` that goes on the line before: an option list (``opts:``, ``caps:``,
-    ``sec:``, ``nfsv4:``) or a row of counters (``events:``, ``bytes:``, ``xprt:``, per-op rows).
-    """
-    lines = text.split("\n")
-    out = list(lines)
-    previous: int | None = None  # the line a continuation would belong to
-    index = 0
-    while index < len(lines):
-        line = lines[index].strip()
-        if not line:
-            previous = None
-            index += 1
-            continue
-        if line.startswith(("device ", "no device ")) and not _MOUNTSTATS_HEADER.match(line):
-            found = _join_header(lines, index)
-            previous = None
-            if found is None:
-                index += 1
-                continue
-            last, joined = found
-            out[index] = joined
-            for blank in range(index + 1, last + 1):
-                out[blank] = ""
-            _note_rejoined(notes, joined, index, last)
-            index = last + 1
-            continue
-        if _STATS_KEY.match(line) or _MOUNTSTATS_HEADER.match(line):
-            previous = index
-            index += 1
-            continue
-        if previous is not None:
-            before = out[previous].strip()
-            key = before.partition(":")[0].strip()
-            rejoined: str | None = None
-            if key in _STATS_OPTION_KEYS and _option_continuation(before, line):
-                rejoined = before + line
-            elif (key in _STATS_NUMBER_KEYS or _OP_ROW.match(before)) and _NUMBERS.match(line):
-                rejoined = f"{before} {line}"
-            if rejoined is not None:
-                out[previous] = _indent(out[previous]) + rejoined
-                out[index] = ""
-                _note_rejoined(notes, rejoined, previous, index)
-                index += 1
-                continue
-        previous = None
-        index += 1
-    return "\n".join(out)
-
-
-def _join_header(lines: Sequence[str], start: int) -> tuple[int, str] | None:
-    joined = lines[start].strip()
-    for index in range(start + 1, min(len(lines), start + _MAX_WRAP)):
-        piece = lines[index].strip()
-        if not piece or _STATS_KEY.match(piece):
-            return None
-        joined = f"{joined} {piece}"
-        if _MOUNTSTATS_HEADER.match(joined):
-            return index, joined
-    return None
-
-
-def _indent(line: str) -> str:
-    return line[: len(line) - len(line.lstrip())]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -844,64 +457,3 @@ def parse_mountstats_mounts(
                 entry = replace(entry, options=options, super_options=options)
         entries.append(entry)
     return mark_visibility(entries)
-
-
-def _simple_entry(
-    source: str, mountpoint: str, fstype: str, options_text: str, number: int, fmt: str
-) -> MountEntry:
-    server, export = split_network_source(source, fstype)
-    options = parse_options(options_text)
-    return MountEntry(
-        source=source,
-        mountpoint=mountpoint,
-        fstype=fstype,
-        options=options,
-        server=server,
-        export=export,
-        line_number=number,
-        source_format=fmt,
-    )
-
-
-def mark_visibility(entries: Sequence[MountEntry]) -> list[MountEntry]:
-    """Mark stacked mounts: of several mounts on one mount point, only the top one is visible.
-
-    With mountinfo ids, a mount whose id is the parent of another mount on the same mount point is
-    covered by it; otherwise (and for formats without ids) the later line wins, as the kernel lists
-    mounts in the order they were made.
-    """
-    by_mountpoint: dict[str, list[int]] = {}
-    for index, entry in enumerate(entries):
-        by_mountpoint.setdefault(entry.mountpoint, []).append(index)
-    hidden: set[int] = set()
-    for indexes in by_mountpoint.values():
-        if len(indexes) < 2:
-            continue
-        parents = {entries[i].parent_id for i in indexes if entries[i].parent_id is not None}
-        covered = {
-            i for i in indexes if entries[i].mount_id is not None and entries[i].mount_id in parents
-        }
-        # Without a parent link inside the group, fall back to file order: the last line is on top.
-        hidden.update(covered if covered else indexes[:-1])
-    return [
-        entry
-        if entry.visible == (index not in hidden)
-        else replace(entry, visible=index not in hidden)
-        for index, entry in enumerate(entries)
-    ]
-
-
-def _split_unquoted_commas(text: str) -> list[str]:
-    parts: list[str] = []
-    current: list[str] = []
-    quoted = False
-    for char in text:
-        if char == '"':
-            quoted = not quoted
-        if char == "," and not quoted:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(char)
-    parts.append("".join(current))
-    return parts

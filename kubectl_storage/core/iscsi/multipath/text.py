@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 
 from kubectl_storage.core.iscsi.multipath.model import MultipathMap, MultipathPath, PathGroup
-from kubectl_storage.core.nodes.mounts import REJOINED, LineNote, note_line
+from kubectl_storage.core.nodes.paste import REJOINED, LineNote, note_line
 
 # --- text ---------------------------------------------------------------------------------------
 

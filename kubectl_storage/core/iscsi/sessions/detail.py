@@ -15,7 +15,7 @@ from kubectl_storage.core.iscsi.sessions.values import (
     note_skipped,
     optional,
 )
-from kubectl_storage.core.nodes.mounts import REJOINED, LineNote, looks_like_prompt
+from kubectl_storage.core.nodes.paste import REJOINED, LineNote, looks_like_prompt
 
 # --- iscsiadm -m session -P 1 / -P 3 ------------------------------------------------------------
 

@@ -7,7 +7,7 @@ import re
 
 from kubectl_storage.core.iscsi.sessions.model import IscsiNodeRecord, IscsiSession, split_portal
 from kubectl_storage.core.iscsi.sessions.values import KEY_VALUE, as_int, note_skipped
-from kubectl_storage.core.nodes.mounts import LineNote, looks_like_prompt
+from kubectl_storage.core.nodes.paste import LineNote, looks_like_prompt
 
 # --- iscsiadm -m session / -m node --------------------------------------------------------------
 

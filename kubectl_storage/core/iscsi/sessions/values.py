@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from kubectl_storage.core.nodes.mounts import LineNote, note_line
+from kubectl_storage.core.nodes.paste import LineNote, note_line
 
 
 def note_skipped(notes: list[LineNote] | None, number: int, line: str, reason: str) -> None:
