@@ -52,6 +52,14 @@ def write_iscsi_table(report: IscsiReport, out: TextIO, wide: bool = False) -> N
         f"{summary.paths} path(s) failed; findings: {counts.error} error, "
         f"{counts.warn} warn, {counts.info} info\n"
     )
+    if summary.unread_lines:
+        # Named one by one under Warnings; the count says how much of the paste was left out.
+        incomplete = (
+            f", {summary.incomplete_maps} multipath map(s) may miss a path"
+            if summary.incomplete_maps
+            else ""
+        )
+        out.write(f"{summary.unread_lines} captured line(s) not understood{incomplete}\n")
 
 
 def _usable_paths(node: IscsiNode) -> str:

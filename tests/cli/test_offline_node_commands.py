@@ -114,6 +114,10 @@ ISCSI_NODE_KEYS = [
     "sanlun",
     "findings",
     "warnings",
+    # issue 22: sanlun lun show [all]/-wwpn rows, and what a pasted capture left unread
+    "sanlun_devices",
+    "unread_lines",
+    "incomplete_maps",
 ]
 SESSION_CONTRACT = [
     "target",
@@ -719,7 +723,8 @@ def test_iscsiadm_node_alone_shows_its_records() -> None:
         (
             "iscsi",
             "multipath/qemu_devel_props_wrapped.txt",
-            ["lines 3-4: one line wrapped over 2; rejoined"],
+            # issue 22: the prompt line before the map is named as well
+            ["line 1: a shell prompt", "lines 3-4: one line wrapped over 2; rejoined"],
             lambda node: node["multipath_maps"][0]["hwhandler"] == "1 alua",
         ),
     ],

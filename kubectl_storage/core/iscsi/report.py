@@ -12,6 +12,7 @@ from typing import Any
 
 from kubectl_storage.core.iscsi.multipath import MultipathMap, MultipathPath
 from kubectl_storage.core.iscsi.sanlun import SanlunLun
+from kubectl_storage.core.iscsi.sanlun_table import SanlunDevice
 from kubectl_storage.core.iscsi.sessions import IscsiNodeRecord, IscsiSession
 from kubectl_storage.core.report.envelope import report_envelope
 from kubectl_storage.core.report.findings import Finding, SeverityCounts
@@ -170,7 +171,8 @@ def map_to_dict(mpath: MultipathMap) -> dict[str, Any]:
 @dataclass(frozen=True)
 class IscsiNode:
     """One node's part of the report; ``error`` says why the node could not be read (then
-    ``status`` is None and the lists are empty)."""
+    ``status`` is None and the lists are empty). ``unread_lines`` counts the lines of captured
+    files that could not be read (each is named in ``warnings``)."""
 
     node: str
     error: str | None
@@ -186,6 +188,13 @@ class IscsiNode:
     sanlun: tuple[SanlunLun, ...] = ()
     findings: tuple[Finding, ...] = ()
     warnings: tuple[str, ...] = ()
+    sanlun_devices: tuple[SanlunDevice, ...] = ()
+    unread_lines: int = 0
+
+    @property
+    def incomplete_maps(self) -> tuple[MultipathMap, ...]:
+        """Maps with lines that could not be read: a path of theirs may be missing."""
+        return tuple(mpath for mpath in self.multipath_maps if mpath.unread_lines)
 
     @property
     def paths(self) -> Iterator[MultipathPath]:
@@ -196,7 +205,8 @@ class IscsiNode:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape: node, error, kernel, inputs, status, tools, sessions, node_records,
-        multipath_maps, maps_source, luns, sanlun, findings, warnings."""
+        multipath_maps, maps_source, luns, sanlun, findings, warnings, then (issue 22)
+        sanlun_devices, unread_lines, incomplete_maps (the names of the maps with unread lines)."""
         return {
             "node": self.node,
             "error": self.error,
@@ -212,6 +222,9 @@ class IscsiNode:
             "sanlun": [lun.to_dict() for lun in self.sanlun],
             "findings": [finding.to_dict() for finding in self.findings],
             "warnings": list(self.warnings),
+            "sanlun_devices": [device.to_dict() for device in self.sanlun_devices],
+            "unread_lines": self.unread_lines,
+            "incomplete_maps": [mpath.name for mpath in self.incomplete_maps],
         }
 
 
@@ -226,10 +239,12 @@ class IscsiSummary:
     paths: int
     failed_paths: int
     findings: SeverityCounts
+    unread_lines: int = 0
+    incomplete_maps: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape: nodes, nodes_failed, sessions, multipath_maps, paths, failed_paths,
-        findings (by severity)."""
+        findings (by severity), unread_lines, incomplete_maps."""
         return {
             "nodes": self.nodes,
             "nodes_failed": self.nodes_failed,
@@ -238,6 +253,8 @@ class IscsiSummary:
             "paths": self.paths,
             "failed_paths": self.failed_paths,
             "findings": self.findings.to_dict(),
+            "unread_lines": self.unread_lines,
+            "incomplete_maps": self.incomplete_maps,
         }
 
 
@@ -270,6 +287,8 @@ class IscsiReport:
             paths=len(paths),
             failed_paths=sum(1 for path in paths if path_failed(path)),
             findings=SeverityCounts.of(self.findings),
+            unread_lines=sum(node.unread_lines for node in self.nodes),
+            incomplete_maps=sum(len(node.incomplete_maps) for node in self.nodes),
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -15,6 +15,10 @@ Each LUN block starts with ``ONTAP Path: <vserver>:<lun path>`` followed by ``Ke
 (active/optimized), ``secondary`` through its HA partner. ``Host Device`` is the dm-multipath map
 (WWID or alias, sometimes followed by ``(dm-N)``).
 
+``sanlun lun show -p -v`` prints seven columns (dm-mp state, host path state, path type, node,
+``host:chan:id:lun``, LIF, ``major:minor``): the same path is read from them, its adapter
+``host<N>`` taken from the H of H:C:T:L.
+
 Pasted output: a LUN path a mail client wrapped onto the next line is rejoined, and a table row
 or ``Key: value`` line that cannot be read (a field dropped) is skipped; both go to ``notes``.
 
@@ -85,9 +89,15 @@ class SanlunLun:
         }
 
 
-_KV = re.compile(r"^\s*(?P<key>[A-Za-z][A-Za-z ]*?):\s*(?P<value>.*?)\s*$")
+_KV = re.compile(r"^\s*(?P<key>[A-Za-z][A-Za-z -]*?):\s*(?P<value>.*?)\s*$")
 _ROW = re.compile(
     r"^(?P<state>\S+)\s+(?P<type>\S+)\s+(?P<dev>\S+)\s+(?P<adapter>\S+)\s+(?P<lif>\S+)\s*$"
+)
+# ``sanlun lun show -p -v``: dm-mp state, host path state, path type, /dev node, host:chan:id:lun,
+# vserver LIF, major:minor.
+_ROW_VERBOSE = re.compile(
+    r"^(?P<dm>\S+)\s+(?P<state>\S+)\s+(?P<type>primary|secondary)\s+(?P<dev>\S+)"
+    r"\s+(?P<hctl>\d+):\d+:\d+:\d+\s+(?P<lif>\S+)\s+\d+:\d+\s*$"
 )
 _DASHES = re.compile(r"^-+(?:\s+-+)+\s*$")
 _HOST_DEVICE = re.compile(r"^(?P<name>[^\s(]+)\s*(?:\((?P<dm>dm-\d+)\))?$")
@@ -147,8 +157,19 @@ def parse_sanlun_lun_show_p(
             dash_lines += 1
             continue
         if dash_lines >= 2:  # the table body follows the second rule line
-            row = _ROW.match(line)
-            if row and row.group("state") not in _HEADER_WORDS:
+            verbose = _ROW_VERBOSE.match(line)
+            row = None if verbose else _ROW.match(line)
+            if verbose:
+                rows.append(
+                    SanlunPath(
+                        state=verbose.group("state"),
+                        path_type=verbose.group("type"),
+                        device=verbose.group("dev"),
+                        host_adapter=f"host{verbose.group('hctl')}",
+                        lif=verbose.group("lif"),
+                    )
+                )
+            elif row and row.group("state") not in _HEADER_WORDS:
                 rows.append(SanlunPath(*row.group("state", "type", "dev", "adapter", "lif")))
             elif not row:
                 note_line(notes, number, line, "not a sanlun path row")

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 SKIPPED = "skipped"
 REJOINED = "rejoined"
+#: The line was read after something a paste added was taken out of it (an annotation, emphasis).
+TRIMMED = "trimmed"
 #: How much of a line a note shows.
 NOTE_WIDTH = 100
 
@@ -20,9 +22,10 @@ NOTE_WIDTH = 100
 class LineNote:
     """A line of a captured text that a parser could not take as printed.
 
-    ``action`` is ``skipped`` (left out; the other lines were read) or ``rejoined`` (the start of a
-    line wrapped over ``line``..``last_line``, read joined). ``text`` is the line as found, or the
-    joined line for ``rejoined``.
+    ``action`` is ``skipped`` (left out; the other lines were read), ``rejoined`` (the start of a
+    line wrapped over ``line``..``last_line``, read joined) or ``trimmed`` (read once what a paste
+    added was removed: a trailing annotation, Markdown emphasis, a second line glued to it).
+    ``text`` is the line as found, or the joined line for ``rejoined``.
     """
 
     line: int
@@ -59,6 +62,8 @@ _PROMPT = re.compile(
     r"|[\w.-]+@[\w.-]+:\S*\s*[$#](?:\s|$)"  # "user@host:~$ cmd", "root@m20c2:/home/x#"
     r"|[\w.-]+:\S*\s[$#](?:\s|$)"  # "node1:~ # multipath -l"
     r"|(?:ba|z)?sh-[\d.]+[$#]"  # "sh-5.1# multipath -ll"
+    r"|\[sudo\] password for "  # "[sudo] password for alice:" (sudo asks before the output)
+    r"|Password:\s*$"  # su, and sudo configured without the "[sudo]" prefix
     r")"
 )
 
@@ -88,3 +93,32 @@ def unquote_mail(text: str) -> tuple[str, int]:
         quoted = [line for line in lines if line.strip()]
         levels += 1
     return "\n".join(lines), levels
+
+
+def trim_pasted_lines(text: str, notes: list[LineNote] | None = None) -> str:
+    """Remove Markdown emphasis from every line (line numbers kept), one ``trimmed`` note each.
+
+    ``__`` inside a word (``pg_init__retries``) is left alone: only pairs that open after a blank
+    or the line start and close before a blank or the line end are emphasis.
+    """
+    if "**" not in text and "__" not in text:
+        return text
+    lines = text.split("\n")
+    for index, line in enumerate(lines):
+        trimmed = _strip_word_emphasis(line)
+        if trimmed != line:
+            lines[index] = trimmed
+            if notes is not None:
+                notes.append(LineNote(index + 1, line, TRIMMED, "Markdown emphasis removed"))
+    return "\n".join(lines)
+
+
+# ``**10G**``, ``__failed__``: a pair opening at the line start or after a blank, ``=``, ``(`` or
+# ``,`` and closing before a blank, ``,``, ``)`` or the line end.
+_WORD_EMPHASIS = re.compile(
+    r"(?:(?<=^)|(?<=[\s=(,]))(\*\*|__)(?=\S)(?P<inner>[^*]+?)(?<=\S)\1(?=$|[\s,)])"
+)
+
+
+def _strip_word_emphasis(line: str) -> str:
+    return _WORD_EMPHASIS.sub(lambda match: match.group("inner"), line)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from kubectl_storage.core.iscsi.multipath import MultipathPath
 from kubectl_storage.core.iscsi.report import ClaimRef, LunPath, LunRow, path_failed
+from kubectl_storage.core.iscsi.sanlun_table import SanlunDevice, devices_by_name
 from kubectl_storage.core.iscsi.sessions import IscsiDisk, IscsiSession
 from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.core.nodes.mounts import MountEntry
@@ -127,6 +128,7 @@ def lun_view(facts: ParsedNode, owners: Mapping[str, DeviceOwner]) -> tuple[LunR
         if disk.disk
     }
     sanlun = {key: lun for lun in facts.sanlun for key in (lun.host_device, lun.dm_device) if key}
+    by_device = devices_by_name(facts.sanlun_devices)
     rows = []
     covered: set[str] = set()
     for mpath in facts.maps:
@@ -160,7 +162,9 @@ def lun_view(facts: ParsedNode, owners: Mapping[str, DeviceOwner]) -> tuple[LunR
                 vendor=mpath.vendor,
                 product=mpath.product,
                 size=mpath.size,
-                ontap_path=f"{ontap.vserver}:{ontap.lun_path}" if ontap else None,
+                ontap_path=f"{ontap.vserver}:{ontap.lun_path}"
+                if ontap
+                else _ontap_paths(by_device, (path.dev for path in mpath.paths)),
                 paths=tuple(paths),
             )
         )
@@ -184,9 +188,24 @@ def lun_view(facts: ParsedNode, owners: Mapping[str, DeviceOwner]) -> tuple[LunR
                     lun=disk.lun,
                     target=session.target,
                     paths=(bare,),
+                    ontap_path=_ontap_paths(by_device, (disk.disk,)),
                 )
             )
     return tuple(rows)
+
+
+def _ontap_paths(
+    by_device: Mapping[str, SanlunDevice], devices: Iterable[str | None]
+) -> str | None:
+    """The ONTAP LUN(s) ``sanlun lun show`` names for these host devices (paired by ``/dev``
+    node): ``vserver:/vol/…``; several, comma-separated, when the paths reach more than one
+    (SnapMirror active sync presents one LUN from two clusters)."""
+    found: list[str] = []
+    for device in devices:
+        row = by_device.get(device or "")
+        if row is not None and row.ontap_path not in found:
+            found.append(row.ontap_path)
+    return ", ".join(found) or None
 
 
 def _claim_of(owners: Mapping[str, DeviceOwner], *names: str | None) -> ClaimRef:

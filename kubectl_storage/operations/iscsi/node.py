@@ -74,6 +74,8 @@ def build_node_report(capture: NodeCapture, objects: VolumeObjects | None) -> Is
         sanlun=facts.sanlun,
         findings=tuple(findings),
         warnings=tuple(facts.warnings),
+        sanlun_devices=facts.sanlun_devices,
+        unread_lines=facts.unread_lines,
     )
 
 
@@ -107,4 +109,9 @@ def _status(capture: NodeCapture, tools: HostTools, facts: ParsedNode) -> str:
         parts.append(f"{count} iSCSI node record(s)" if count else "no iSCSI node records")
     if facts.sanlun:
         parts.append(f"{len(facts.sanlun)} ONTAP LUN(s) in sanlun output")
+    if facts.sanlun_devices:
+        count = len({device.ontap_path for device in facts.sanlun_devices})
+        parts.append(
+            f"{count} ONTAP LUN(s) on {len(facts.sanlun_devices)} device(s) in sanlun output"
+        )
     return ", ".join(parts) or "nothing to report"

@@ -18,6 +18,7 @@ from kubectl_storage.core.iscsi.multipath import (
 from kubectl_storage.core.iscsi.multipath_conf import MultipathConf, parse_multipath_conf
 from kubectl_storage.core.iscsi.report import HostTools
 from kubectl_storage.core.iscsi.sanlun import SanlunLun, parse_sanlun_lun_show_p
+from kubectl_storage.core.iscsi.sanlun_table import SanlunDevice, parse_sanlun_lun_show
 from kubectl_storage.core.iscsi.sessions import (
     IscsiInputFormat,
     IscsiNodeRecord,
@@ -30,7 +31,8 @@ from kubectl_storage.core.iscsi.sessions import (
     scsi_device_states,
 )
 from kubectl_storage.core.nodes.collect import ABSENT_MARKER, parse_tools_section
-from kubectl_storage.core.nodes.mounts import LineNote, MountEntry, MountParseError, parse_mountinfo
+from kubectl_storage.core.nodes.mounts import MountEntry, MountParseError, parse_mountinfo
+from kubectl_storage.core.nodes.paste import SKIPPED, LineNote
 from kubectl_storage.operations.node_capture import NodeCapture, first_line, line_warnings
 
 
@@ -48,10 +50,14 @@ class ParsedNode:
     #: /etc/iscsi/iscsid.conf (password lines removed on the node); None when not read.
     iscsid_conf: IscsidConf | None = None
     sanlun: tuple[SanlunLun, ...] = ()
+    #: Rows of ``sanlun lun show [all]`` / ``-wwpn``: a host device of an ONTAP LUN each.
+    sanlun_devices: tuple[SanlunDevice, ...] = ()
     mounts: list[MountEntry] | None = None
     dm_names: dict[str, str] = field(default_factory=dict)
     mpath_devices: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    #: Lines of the captured files that could not be read (each also named in ``warnings``).
+    unread_lines: int = 0
 
 
 def tool_facts(capture: NodeCapture) -> HostTools:
@@ -81,8 +87,8 @@ def tool_facts(capture: NodeCapture) -> HostTools:
 def parse_node(capture: NodeCapture) -> ParsedNode:
     """Parse every text of one node (its warnings collected in the result)."""
     facts = ParsedNode()
-    facts.sessions = _sessions(capture, facts.warnings)
-    facts.maps, facts.maps_source = _maps(capture, facts.warnings, facts.sessions)
+    facts.sessions = _sessions(capture, facts)
+    facts.maps, facts.maps_source = _maps(capture, facts, facts.sessions)
     conf_texts = [t for t in capture.all("multipath-conf") if t.strip() != ABSENT_MARKER]
     facts.conf = parse_multipath_conf("\n".join(conf_texts)) if conf_texts else None
     if any(t.strip() == ABSENT_MARKER for t in capture.all("multipath-conf")):
@@ -91,21 +97,24 @@ def parse_node(capture: NodeCapture) -> ParsedNode:
         facts.conf_present = True
     facts.records = tuple(
         record
-        for text, notes in _noted(capture, "iscsiadm-node", facts.warnings)
+        for text, notes in _noted(capture, "iscsiadm-node", facts)
         for record in parse_iscsiadm_node(text, notes=notes)
     )
     iscsid_texts = [
         t for t in capture.all("iscsid-conf") if t.strip() and t.strip() != ABSENT_MARKER
     ]
     facts.iscsid_conf = parse_iscsid_conf("\n".join(iscsid_texts)) if iscsid_texts else None
-    facts.sanlun = tuple(
-        lun
-        for text, notes in _noted(capture, "sanlun", facts.warnings)
-        for lun in parse_sanlun_lun_show_p(text, notes=notes)
-    )
+    luns: list[SanlunLun] = []
+    devices: list[SanlunDevice] = []
+    for text, notes in _noted(capture, "sanlun", facts):
+        if "ONTAP Path:" in text:
+            luns.extend(parse_sanlun_lun_show_p(text, notes=notes))
+        else:
+            devices.extend(parse_sanlun_lun_show(text, notes=notes))
+    facts.sanlun, facts.sanlun_devices = tuple(luns), tuple(devices)
     if "mountinfo" in capture.texts:
         facts.mounts = []
-        for text, notes in _noted(capture, "mountinfo", facts.warnings):
+        for text, notes in _noted(capture, "mountinfo", facts):
             try:
                 facts.mounts.extend(parse_mountinfo(text, strict=False, notes=notes))
             except MountParseError as exc:  # pragma: no cover - non-strict parsing skips lines
@@ -119,21 +128,25 @@ def parse_node(capture: NodeCapture) -> ParsedNode:
 
 
 def _noted(
-    capture: NodeCapture, kind: str, warnings: list[str]
+    capture: NodeCapture, kind: str, facts: ParsedNode
 ) -> Iterator[tuple[str, list[LineNote]]]:
     """The texts of one kind, each with a list for its parser's notes; once a text is parsed
-    (the caller asks for the next), its skipped and rejoined lines become warnings (offline
-    only, see ``line_warnings``)."""
+    (the caller asks for the next), its skipped, trimmed and rejoined lines become warnings and
+    the skipped ones are counted (offline only, see ``line_warnings``)."""
     for label, text in capture.labelled(kind):
         notes: list[LineNote] = []
         yield text, notes
-        warnings.extend(line_warnings(capture, label, notes))
+        found = line_warnings(capture, label, notes)
+        facts.warnings.extend(found)
+        if found:
+            facts.unread_lines += sum(1 for note in notes if note.action == SKIPPED)
 
 
-def _sessions(capture: NodeCapture, warnings: list[str]) -> tuple[IscsiSession, ...]:
+def _sessions(capture: NodeCapture, facts: ParsedNode) -> tuple[IscsiSession, ...]:
     """Sessions from ``iscsiadm -m session [-P 3]`` when it gave any, else from sysfs."""
     sessions: list[IscsiSession] = []
-    for text, notes in _noted(capture, "iscsiadm-session", warnings):
+    warnings = facts.warnings
+    for text, notes in _noted(capture, "iscsiadm-session", facts):
         fmt = detect_iscsi_format(text)
         if fmt == IscsiInputFormat.ISCSIADM_SESSION_DETAIL:
             sessions.extend(parse_iscsiadm_session_detail(text, notes=notes))
@@ -149,11 +162,12 @@ def _sessions(capture: NodeCapture, warnings: list[str]) -> tuple[IscsiSession, 
 
 
 def _maps(
-    capture: NodeCapture, warnings: list[str], sessions: Sequence[IscsiSession] = ()
+    capture: NodeCapture, facts: ParsedNode, sessions: Sequence[IscsiSession] = ()
 ) -> tuple[tuple[MultipathMap, ...], str | None]:
     """Maps from multipathd JSON (queueing, failback), completed with ``multipath -ll`` (size,
     H:C:T:L); ``multipath -ll`` alone when the daemon did not answer. A path dm-multipath still
     calls active whose SCSI disk the kernel has blocked (the sessions' view) counts as failed."""
+    warnings = facts.warnings
     from_json: list[MultipathMap] = []
     for text in capture.all("multipathd-json"):
         try:
@@ -162,7 +176,7 @@ def _maps(
             warnings.append(f"multipathd did not answer with maps ({first_line(text)}): {exc}")
     from_text = [
         m
-        for text, notes in _noted(capture, "multipath-ll", warnings)
+        for text, notes in _noted(capture, "multipath-ll", facts)
         for m in parse_multipath_ll(text, notes=notes)
     ]
     maps = merge_multipath_views(from_json, from_text, scsi_device_states(sessions))

@@ -253,7 +253,9 @@ def test_multipath_property_line_wrapped_by_a_mail_client() -> None:
     assert (mpath.hwhandler, mpath.wp, mpath.size) == ("1 alua", "rw", "5.0T")
     assert mpath.features == "3 queue_if_no_path pg_init_retries 50"
     assert [path.dev for path in mpath.paths] == ["sdb", "sdc", "sdd", "sde"]
-    assert spans(notes) == [(REJOINED, 3, 4)]
+    # Issue 22: the "# multipath -ll" prompt line before the map is named too (it was dropped
+    # without a word; no line of a paste is left out silently any more).
+    assert spans(notes) == [(REJOINED, 3, 4), (SKIPPED, 1, None)]
 
 
 def test_multipath_header_group_and_path_lines_wrapped() -> None:
@@ -302,7 +304,8 @@ def test_multipath_fixtures_give_no_notes_but_the_wrapped_one() -> None:
     for path in sorted((FIXTURES / "multipath").glob("*.txt")):
         notes: list[LineNote] = []
         parse_multipath_ll(path.read_text(), notes)
-        expected = 1 if path.name == "qemu_devel_props_wrapped.txt" else 0
+        # qemu: the wrapped line and (issue 22: named, not dropped) the prompt line before it.
+        expected = 2 if path.name == "qemu_devel_props_wrapped.txt" else 0
         assert len(notes) == expected, (path.name, notes)
 
 

@@ -96,6 +96,7 @@ class MultipathMap:
     failback: str | None = None
     queueing: str | None = None
     active_paths: int | None = None
+    unread_lines: tuple[int, ...] = ()
 
     @property
     def name(self) -> str:

@@ -7,7 +7,14 @@ import re
 from dataclasses import dataclass
 
 from kubectl_storage.core.iscsi.multipath.model import MultipathMap, MultipathPath, PathGroup
-from kubectl_storage.core.nodes.paste import REJOINED, LineNote, note_line
+from kubectl_storage.core.nodes.paste import (
+    REJOINED,
+    TRIMMED,
+    LineNote,
+    looks_like_prompt,
+    note_line,
+    trim_pasted_lines,
+)
 
 # --- text ---------------------------------------------------------------------------------------
 
@@ -17,7 +24,11 @@ _NOISE = re.compile(r"^\s*(?:[A-Z][a-z]{2} +\d+ [\d:]+|\d+\.\d+) \| ")
 _DEBUG = re.compile(
     r"^\s*(?:params = |status = |\*word = |[\w-]+: [\w ]+ = |process \d+ |forked \d+)"
 )
+# -v3/-v4 per-device debug lines before the maps: "sdz: size = 2936", "sr0: blacklisted".
+_DEVICE_DEBUG = re.compile(r"^\s*[\w-]+: \S")
 _PROMPT = re.compile(r"^multipathd>\s?")
+# A header the way Red Hat's DM Multipath guide prints it: no dm-N (RHEL 5, multipath -l).
+_OLD_HEADER = re.compile(r"^(?:(?P<action>[a-z]+): )?(?P<name>[^\s(]+) \((?P<wwid>[^)]+)\)\s*$")
 _MAP_HEADER = re.compile(
     r"^(?:(?P<action>[a-z]+): )?(?P<name>\S.*?)(?: \((?P<wwid>[^)]+)\))?"
     r" ?(?P<dm>dm-\d+)(?: +(?P<venprod>.*?))?\s*$"
@@ -34,13 +45,27 @@ _PG = re.compile(_TREE + r"policy='(?P<policy>[^']*)' prio=(?P<prio>-?\d+) statu
 _OLD_PG = re.compile(r"^\\_ (?P<policy>.+?) \[prio=(?P<prio>-?\d+)\]\[(?P<status>\w+)\]")
 _HCTL = r"(?P<hctl>\d+:\d+:\d+:\d+|#:#:#:#)"
 _CHK = r"i/o pending|i/o timeout|\w+"
+# Whatever follows the last state is a note the poster added ("<----", "# this one").
+_ANNOTATION = r"(?:\s+(?P<annotation>\S.*?))?\s*$"
+_HCTL_IN = re.compile(r"\d+:\d+:\d+:\d+")
 _PATH = re.compile(
-    _TREE + _HCTL + r" +(?P<dev>\S+) +(?P<mm>\d+:\d+|#:#) +(?P<dm>active|failed|undef)"
-    rf" +(?P<chk>{_CHK}) +(?P<online>\w+)\s*$"
+    _TREE + _HCTL + r" +(?P<dev>[^\s*]+) +(?P<mm>\d+:\d+|#:#) +(?P<dm>active|failed|undef)"
+    rf" +(?P<chk>{_CHK}) +(?P<online>\w+)" + _ANNOTATION
 )
 _OLD_PATH = re.compile(
-    _TREE + _HCTL + r" +(?P<dev>\S+) +(?P<mm>\d+:\d+) +\[(?P<dm>\w+)\]\[(?P<chk>[^\]]+)\]"
-    r"(?:\[(?P<online>\w+)\])?\s*$"
+    _TREE + _HCTL + r" +(?P<dev>[^\s*]+) +(?P<mm>\d+:\d+) +\[(?P<dm>\w+)\]\[(?P<chk>[^\]]+)\]"
+    r"(?:\[(?P<online>\w+)\])?" + _ANNOTATION
+)
+# Where a second record starts on a line a paste glued together (or a PDF or web page
+# flattened): a path, a path group, a property line. Only after something that is not tree.
+_GLUED = re.compile(
+    r"\s+(?="
+    r"[\s|`'\\_+-]*(?:\d+:\d+:\d+:\d+|#:#:#:#) +\S+ +(?:\d+:\d+|#:#) "
+    r"|[\s|`'\\_+-]*policy='"
+    r"|\\_ \S.*? \[prio="
+    r"|size=\S+ features='"
+    r"|\[size="
+    r")"
 )
 
 
@@ -64,7 +89,7 @@ class _MapBuilder:
 
     wwid: str
     alias: str | None
-    dm: str
+    dm: str | None
     vendor: str
     product: str
     action: str | None
@@ -73,6 +98,7 @@ class _MapBuilder:
     hwhandler: str = ""
     wp: str | None = None
     groups: list[tuple[str, int | None, str, list[MultipathPath]]] | None = None
+    unread: list[int] | None = None
 
     def build(self) -> MultipathMap:
         groups = tuple(
@@ -91,6 +117,7 @@ class _MapBuilder:
             wp=self.wp,
             path_groups=groups,
             action=self.action,
+            unread_lines=tuple(self.unread or ()),
         )
 
 
@@ -112,13 +139,30 @@ def _header(line: str) -> _MapBuilder | None:
     )
 
 
+def _old_header(line: str, following: str | None) -> _MapBuilder | None:
+    """A header without ``dm-N`` (``mpath1 (3600d…)``), taken only when a bracket property line
+    follows it."""
+    match = _OLD_HEADER.match(line.strip())
+    if not match or following is None or not _OLD_PROPS.match(following.strip()):
+        return None
+    name, wwid = match.group("name"), match.group("wwid").strip()
+    return _MapBuilder(
+        wwid=wwid,
+        alias=name if wwid != name else None,
+        dm=None,
+        vendor="",
+        product="",
+        action=match.group("action"),
+    )
+
+
 def _apply_props(builder: _MapBuilder, line: str) -> bool:
     """Fill size/features/hwhandler/wp from a property line; False if it is not one."""
     old = _OLD_PROPS.match(line)
     if old:
         builder.size = old.group("size").strip()
-        builder.features = old.group("features").strip()
-        builder.hwhandler = old.group("hwhandler").strip()
+        builder.features = old.group("features").strip().strip('"')
+        builder.hwhandler = old.group("hwhandler").strip().strip('"')
         builder.wp = old.group("wp")
         return True
     props = _PROPS.match(line)
@@ -134,9 +178,22 @@ def _apply_props(builder: _MapBuilder, line: str) -> bool:
 
 
 def _path_from(line: str) -> MultipathPath | None:
+    found = _annotated_path(line)
+    return found[0] if found else None
+
+
+def _annotated_path(line: str) -> tuple[MultipathPath, str | None] | None:
+    """The path on a path line, and the annotation a poster added after its states, if any."""
     match = _PATH.match(line) or _OLD_PATH.match(line)
     if not match:
         return None
+    annotation = match.group("annotation")
+    if annotation and _HCTL_IN.search(annotation):
+        return None  # a second path glued on, not a note: the line is not read as one path
+    return _path_of(match), annotation
+
+
+def _path_of(match: re.Match[str]) -> MultipathPath:
     return MultipathPath(
         hctl=_placeholder(match.group("hctl")),
         dev=_placeholder(match.group("dev")),
@@ -165,24 +222,30 @@ def parse_multipath_ll(text: str, notes: list[LineNote] | None = None) -> tuple[
     """
     maps: list[MultipathMap] = []
     current: _MapBuilder | None = None
+    in_paths_list = False
+    text = trim_pasted_lines(text, notes)
     lines = _rejoin_wrapped([_PROMPT.sub("", raw.rstrip()) for raw in text.splitlines()], notes)
-    for number, line in enumerate(lines, start=1):
+    records = _unglue(lines, notes)
+    for index, (number, line) in enumerate(records):
         if not line.strip() or _NOISE.match(line):
             continue
         if line.startswith("====="):  # "===== paths list =====": a table of paths, not a map
             if current:
                 maps.append(current.build())
-            current = None
+            current, in_paths_list = None, True
             continue
         if current is not None and current.size is None and _apply_props(current, line.strip()):
             continue
-        header = _header(line)
+        following = records[index + 1][1] if index + 1 < len(records) else None
+        header = _header(line) or _old_header(line, following)
         if header is not None:
             if current:
                 maps.append(current.build())
-            current = header
+            current, in_paths_list = header, False
             continue
         if current is None:
+            if not (in_paths_list or _DEBUG.match(line) or _DEVICE_DEBUG.match(line)):
+                note_line(notes, number, line, "not a multipath -ll line (before the first map)")
             continue
         group = _PG.match(line) or _OLD_PG.match(line)
         if group:
@@ -192,16 +255,70 @@ def parse_multipath_ll(text: str, notes: list[LineNote] | None = None) -> tuple[
                 (group.group("policy"), int(group.group("prio")), group.group("status"), [])
             )
             continue
-        path = _path_from(line)
-        if path is not None and current.groups:
-            current.groups[-1][3].append(path)
-        elif path is not None:
-            note_line(notes, number, line, "a path line outside any path group")
-        elif not _DEBUG.match(line):
-            note_line(notes, number, line, "not a multipath -ll line")
+        _read_map_line(current, number, line, notes)
     if current:
         maps.append(current.build())
     return tuple(maps)
+
+
+def _read_map_line(
+    current: _MapBuilder, number: int, line: str, notes: list[LineNote] | None
+) -> None:
+    """A line inside a map that is not its header, properties or a group: a path, or a line
+    that could not be read (noted, and counted on the map unless it is debug output or a
+    prompt)."""
+    found = _annotated_path(line)
+    if found is not None and current.groups:
+        path, annotation = found
+        current.groups[-1][3].append(path)
+        if annotation and notes is not None:
+            notes.append(
+                LineNote(number, line, TRIMMED, f"read without the annotation {annotation!r}")
+            )
+        return
+    if found is not None:
+        note_line(notes, number, line, "a path line outside any path group")
+    elif _DEBUG.match(line):
+        return
+    else:
+        note_line(notes, number, line, "not a multipath -ll line")
+    if not looks_like_prompt(line):
+        current.unread = [*(current.unread or []), number]
+
+
+def _unglue(lines: list[str], notes: list[LineNote] | None) -> list[tuple[int, str]]:
+    """``(line number, record)`` for every record, a line holding several (a paste that lost
+    line breaks, a PDF or web page that flattened the tree) split into its records, all with
+    the number of the line they were on; one ``trimmed`` note per such line."""
+    records: list[tuple[int, str]] = []
+    for number, line in enumerate(lines, start=1):
+        pieces = _split_glued(line)
+        if len(pieces) > 1 and notes is not None:
+            notes.append(
+                LineNote(number, line, TRIMMED, f"{len(pieces)} lines glued into one, read apart")
+            )
+        records.extend((number, piece) for piece in pieces)
+    return records
+
+
+def _split_glued(line: str) -> list[str]:
+    """The records of one line: split where a path, group or property line starts after
+    something other than tree drawing, when every piece is then a line we can read."""
+    cuts: list[int] = []
+    for match in _GLUED.finditer(line):
+        # Only after a record's text: not between tree drawing and the record it leads to.
+        if any(char.isalnum() for char in line[cuts[-1] if cuts else 0 : match.start()]):
+            cuts.append(match.end())
+    if not cuts:
+        return [line]
+    bounds = zip([0, *cuts], [*cuts, len(line)], strict=True)
+    pieces = [line[start:end].rstrip() for start, end in bounds]
+    if all(
+        _kind(piece) in ("header", "props", "group", "path") or _OLD_HEADER.match(piece.strip())
+        for piece in pieces
+    ):
+        return pieces
+    return [line]
 
 
 def _kind(line: str) -> str | None:

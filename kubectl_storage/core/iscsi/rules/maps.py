@@ -4,6 +4,7 @@ MP016)."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from kubectl_storage.core.iscsi.multipath import (
     MultipathMap,
@@ -128,7 +129,31 @@ def check_multipath_map(
     types = path_types or {}
     findings.extend(_check_alua_grouping(mpath, name, access_states or {}, types))
     findings.extend(_check_active_group(mpath, name, _failback_of(mpath.failback, failback), types))
-    return findings
+    return _say_lines_unread(mpath, findings)
+
+
+#: Findings that count or compare a map's paths: a path line that could not be read changes them.
+_PATH_COUNT_RULES = frozenset({"MP010", "MP011", "MP012", "MP013", "MP015", "MP020", "MP021"})
+
+
+def _say_lines_unread(mpath: MultipathMap, findings: list[Finding]) -> list[Finding]:
+    """A finding on a pasted map some of whose lines could not be read says so: the path it
+    counts or compares may be on one of them (issue 22)."""
+    if not mpath.unread_lines:
+        return findings
+    count = len(mpath.unread_lines)
+    where = ", ".join(str(number) for number in mpath.unread_lines[:5])
+    more = ", …" if count > 5 else ""
+    caveat = (
+        f" (depends on {count} line(s) of this map that could not be read: line "
+        f"{where}{more}; a path may be missing)"
+    )
+    return [
+        replace(finding, message=finding.message + caveat)
+        if finding.id in _PATH_COUNT_RULES
+        else finding
+        for finding in findings
+    ]
 
 
 def _failback_of(live: str | None, configured: str | None) -> str | None:

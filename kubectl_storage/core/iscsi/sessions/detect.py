@@ -11,6 +11,11 @@ from kubectl_storage.core.iscsi.sessions.model import IscsiInputFormat
 _DETECTORS: tuple[tuple[IscsiInputFormat, re.Pattern[str]], ...] = (
     (IscsiInputFormat.MULTIPATHD_JSON, re.compile(r'"(?:major_version|path_groups)"\s*:')),
     (IscsiInputFormat.SANLUN, re.compile(r"^\s*ONTAP Path:", re.M)),
+    # sanlun lun show [all] / -wwpn: the header line naming the columns.
+    (
+        IscsiInputFormat.SANLUN,
+        re.compile(r"^\s*(?:vserver|controller)\S*\s+(?:wwpn\s+)?lun-pathname\s+filename", re.M),
+    ),
     (
         IscsiInputFormat.ISCSI_SYSFS,
         re.compile(r"iscsi_(?:session/session|connection/connection)\d"),
@@ -40,8 +45,9 @@ def detect_iscsi_format(text: str) -> IscsiInputFormat:
     """Tell which parser a captured file needs.
 
     Checks run from the most specific marker to the least (multipathd JSON keys, sanlun's
-    ``ONTAP Path:``, sysfs paths, ``Current Portal:``, the ``tcp: [N]`` session line, multipath
-    property/group lines, multipath.conf sections, bare ``portal,tpgt iqn`` node lines).
+    ``ONTAP Path:`` or its ``lun-pathname`` table header, sysfs paths, ``Current Portal:``, the
+    ``tcp: [N]`` session line, multipath property/group lines, multipath.conf sections, bare
+    ``portal,tpgt iqn`` node lines).
 
     Returns:
         The detected :class:`IscsiInputFormat`; ``UNKNOWN`` when nothing matches.
