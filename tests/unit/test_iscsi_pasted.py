@@ -272,3 +272,14 @@ def test_a_clean_capture_reports_no_unread_lines() -> None:
     out = io.StringIO()
     write_iscsi_table(report, out, wide=False)
     assert "not understood" not in out.getvalue()
+
+
+def test_path_lines_without_their_map_are_not_refused_and_each_is_named() -> None:
+    path = PASTED / "dell_csm_296_grep_fault.txt"
+    assert detect_iscsi_format(path.read_text()) is IscsiInputFormat.MULTIPATH_LL
+    report = iscsi_files([path], "worker")
+    (node,) = report.nodes
+    assert node.multipath_maps == ()
+    assert node.unread_lines == 10
+    assert len(node.warnings) == 10
+    assert all(str(path) in warning for warning in node.warnings)

@@ -33,6 +33,12 @@ _DETECTORS: tuple[tuple[IscsiInputFormat, re.Pattern[str]], ...] = (
             r"^(?:size=\S+ features='|\[size=)|policy='[^']*' prio=|\\_ \S+ \d+ \[prio=", re.M
         ),
     ),
+    # Path lines without their map (`multipath -ll | grep fault`): read as multipath output so
+    # each line is named in the report rather than the file refused as "not multipath".
+    (
+        IscsiInputFormat.MULTIPATH_LL,
+        re.compile(r"^[\s|`'-]*\d+:\d+:\d+:\d+ +\S+ +\d+:\d+ +(?:active|failed|undef) ", re.M),
+    ),
     (
         IscsiInputFormat.MULTIPATH_CONF,
         re.compile(r"^\s*(?:defaults|devices|blacklist|multipaths|overrides)\s*\{", re.M),
