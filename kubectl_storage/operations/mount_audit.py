@@ -37,6 +37,7 @@ from kubectl_storage.core.nodes.mounts import (
     FORMAT_MOUNTINFO,
     FORMAT_MOUNTSTATS,
     FORMAT_UNKNOWN,
+    SKIPPED,
     LineNote,
     MountEntry,
     MountParseError,
@@ -150,16 +151,17 @@ def build_node_report(
 ) -> MountAuditNode:
     """Parse one node's texts, map its volumes, run the NFS rules."""
     warnings: list[str] = list(capture.warnings)
+    skipped: list[LineNote] = []  # lines of captured files not read (each also a warning)
     kernel = first_line(capture.first("kernel")) or None
     params = parse_nfs_params(capture.first("nfs-params"))
     error = capture.error
     mounts: list[MountEntry] = []
     if error is None:
         try:
-            mounts = _mount_table(capture, warnings)
+            mounts = _mount_table(capture, warnings, skipped)
         except MountParseError as exc:
             error = f"mount table unreadable: {exc}"
-    stats = _mountstats(capture, warnings) if error is None else []
+    stats = _mountstats(capture, warnings, skipped) if error is None else []
     objects = objects or VolumeObjects()
     owners = objects.resolve((entry.mountpoint for entry in mounts), capture.node)
     contexts = {mp: objects.volume_context(owner) for mp, owner in owners.items()}
@@ -192,10 +194,13 @@ def build_node_report(
         ),
         volumes=volume_list(mounts, owners),
         warnings=tuple(warnings),
+        unread_lines=len(skipped),
     )
 
 
-def _mount_table(capture: NodeCapture, warnings: list[str]) -> list[MountEntry]:
+def _mount_table(
+    capture: NodeCapture, warnings: list[str], skipped: list[LineNote]
+) -> list[MountEntry]:
     """The node's mounts from the best table given: mountinfo, else others, else mountstats.
 
     Each file's rejoined and skipped lines become warnings (offline); a mountstats file used
@@ -204,22 +209,40 @@ def _mount_table(capture: NodeCapture, warnings: list[str]) -> list[MountEntry]:
     if capture.all("mountinfo"):
         if capture.all("mount-table"):
             warnings.append("mountinfo given: other mount tables of this node were not used")
-        return _parse_tables(capture, "mountinfo", warnings)
+        return _parse_tables(capture, "mountinfo", warnings, skipped)
     if capture.all("mount-table"):
-        return _parse_tables(capture, "mount-table", warnings)
+        return _parse_tables(capture, "mount-table", warnings, skipped)
     return [entry for text in capture.all("mountstats") for entry in parse_mounts(text)]
 
 
-def _parse_tables(capture: NodeCapture, kind: str, warnings: list[str]) -> list[MountEntry]:
+def _parse_tables(
+    capture: NodeCapture, kind: str, warnings: list[str], skipped: list[LineNote]
+) -> list[MountEntry]:
     entries: list[MountEntry] = []
     for label, text in capture.labelled(kind):
         notes: list[LineNote] = []
         entries.extend(parse_mounts(text, notes=notes))
-        warnings.extend(line_warnings(capture, label, notes))
+        _keep_notes(capture, label, notes, warnings, skipped)
     return entries
 
 
-def _mountstats(capture: NodeCapture, warnings: list[str]) -> list[NfsMountStats]:
+def _keep_notes(
+    capture: NodeCapture,
+    label: str,
+    notes: Sequence[LineNote],
+    warnings: list[str],
+    skipped: list[LineNote],
+) -> None:
+    """A file's line notes become warnings, its skipped lines are counted (offline only)."""
+    found = line_warnings(capture, label, notes)
+    warnings.extend(found)
+    if found:
+        skipped.extend(note for note in notes if note.action == SKIPPED)
+
+
+def _mountstats(
+    capture: NodeCapture, warnings: list[str], skipped: list[LineNote]
+) -> list[NfsMountStats]:
     stats: list[NfsMountStats] = []
     for label, text in capture.labelled("mountstats"):
         if detect_mount_format(text) != FORMAT_MOUNTSTATS:
@@ -230,7 +253,7 @@ def _mountstats(capture: NodeCapture, warnings: list[str]) -> list[NfsMountStats
             continue
         notes: list[LineNote] = []
         stats.extend(parse_mountstats(text, notes=notes))
-        warnings.extend(line_warnings(capture, label, notes))
+        _keep_notes(capture, label, notes, warnings, skipped)
     return stats
 
 

@@ -51,6 +51,9 @@ def write_mount_audit_table(report: MountAuditReport, out: TextIO, wide: bool = 
         f"{summary.volumes} volume(s); findings: {counts.error} error, "
         f"{counts.warn} warn, {counts.info} info\n"
     )
+    if summary.unread_lines:
+        # Each is named under Warnings; the count says how much of the paste was left out.
+        out.write(f"{summary.unread_lines} captured line(s) not understood\n")
 
 
 def _write_mounts(nodes: Sequence[MountAuditNode], out: TextIO, wide: bool) -> None:

@@ -57,6 +57,7 @@ MOUNT_NODE_KEYS = [
     "mounts",
     "volumes",
     "warnings",
+    "unread_lines",  # issue 22: lines of captured files not read (each a warning)
 ]
 MOUNT_KEYS = [
     "server",

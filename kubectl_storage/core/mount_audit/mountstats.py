@@ -30,6 +30,7 @@ from kubectl_storage.core.nodes.mounts import (
     rejoin_mountstats,
     split_network_source,
 )
+from kubectl_storage.core.nodes.paste import TRIMMED, trim_pasted_lines
 
 _KEY_LINE = re.compile(r"^[A-Za-z][\w ]*?:")
 _OP_LINE = re.compile(r"^\s*(?P<name>[A-Z][A-Z0-9_]*):\s+(?P<values>\d+(?:\s+\d+)*)\s*$")
@@ -238,7 +239,7 @@ def parse_mountstats(
         NFS mounts in file order; non-NFS devices are skipped.
     """
     if not strict:
-        text = rejoin_mountstats(text, notes)
+        text = rejoin_mountstats(trim_pasted_lines(text, notes), notes)
     results: list[NfsMountStats] = []
     # Work block by block (the frame is read by core.nodes.mounts.mountstats_blocks): a non-NFS
     # block costs one header check, and an NFS block's per-op table is kept as raw lines (parsed
@@ -315,7 +316,11 @@ def _note_block(block: str, number: int, notes: list[LineNote]) -> None:
             if key == "xprt":
                 _parse_transport(value)
             elif key == "age":
-                int(value)
+                _, annotation = annotated_number(value)
+                if annotation:
+                    notes.append(
+                        LineNote(offset, line, TRIMMED, f"read without the note {annotation!r}")
+                    )
             elif key in ("events", "bytes") and not _ints(value.strip()):
                 raise ValueError(f"unreadable {key} counters")
         except ValueError:
@@ -367,7 +372,7 @@ class _Builder:
         elif key == "opts":
             self.options = parse_options(value.strip())
         elif key == "age":
-            self.age = int(value)
+            self.age = annotated_number(value)[0]
         elif key == "RPC iostats version":
             match = _IOSTATS.search(line)
             if match:
@@ -393,6 +398,22 @@ class _Builder:
             op_table=self.op_table,
             line_number=self.number,
         )
+
+
+# "19", or "19 (time, in seconds, since the mount)" as a post explained the number.
+_ANNOTATED_NUMBER = re.compile(r"^\s*(?P<number>\d+)(?:\s+(?P<annotation>\S.*?))?\s*$")
+
+
+def annotated_number(text: str) -> tuple[int, str | None]:
+    """The number a counter line holds, and the note a paste added after it (None if none).
+
+    Raises:
+        ValueError: the text does not start with a number.
+    """
+    match = _ANNOTATED_NUMBER.match(text)
+    if match is None:
+        raise ValueError(f"not a number: {text.strip()!r}")
+    return int(match["number"]), match["annotation"]
 
 
 def _ints(text: str) -> tuple[int, ...]:

@@ -217,7 +217,9 @@ class PodVolume:
 
 @dataclass(frozen=True)
 class MountAuditNode:
-    """One node's part of the report; ``error`` says why the node could not be read."""
+    """One node's part of the report; ``error`` says why the node could not be read.
+    ``unread_lines`` counts the lines of captured files that could not be read (each is named
+    in ``warnings``)."""
 
     node: str
     error: str | None
@@ -227,6 +229,7 @@ class MountAuditNode:
     mounts: tuple[AuditedMount, ...]
     volumes: tuple[PodVolume, ...]
     warnings: tuple[str, ...]
+    unread_lines: int = 0
 
     @property
     def status(self) -> str:
@@ -236,7 +239,8 @@ class MountAuditNode:
         return "no NFS mounts" if not self.mounts else "audited"
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON shape: node, error, kernel, inputs, nfs_parameters, mounts, volumes, warnings."""
+        """JSON shape: node, error, kernel, inputs, nfs_parameters, mounts, volumes, warnings,
+        unread_lines."""
         return {
             "node": self.node,
             "error": self.error,
@@ -246,6 +250,7 @@ class MountAuditNode:
             "mounts": [mount.to_dict() for mount in self.mounts],
             "volumes": [volume.to_dict() for volume in self.volumes],
             "warnings": list(self.warnings),
+            "unread_lines": self.unread_lines,
         }
 
 
@@ -258,15 +263,18 @@ class MountAuditSummary:
     nfs_mounts: int
     volumes: int
     findings: SeverityCounts
+    unread_lines: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON shape: nodes, nodes_failed, nfs_mounts, volumes, findings (by severity)."""
+        """JSON shape: nodes, nodes_failed, nfs_mounts, volumes, findings (by severity),
+        unread_lines."""
         return {
             "nodes": self.nodes,
             "nodes_failed": self.nodes_failed,
             "nfs_mounts": self.nfs_mounts,
             "volumes": self.volumes,
             "findings": self.findings.to_dict(),
+            "unread_lines": self.unread_lines,
         }
 
 
@@ -305,6 +313,7 @@ class MountAuditReport:
             nfs_mounts=sum(len(node.mounts) for node in self.nodes),
             volumes=sum(len(node.volumes) for node in self.nodes),
             findings=SeverityCounts.of(self.findings),
+            unread_lines=sum(node.unread_lines for node in self.nodes),
         )
 
     def to_dict(self) -> dict[str, Any]:

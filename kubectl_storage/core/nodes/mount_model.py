@@ -127,7 +127,8 @@ def parse_options(text: str) -> dict[str, OptionValue]:
     """Split a comma-separated option string into an ordered dict.
 
     Commas inside double quotes (SELinux ``context="a,b"``) do not split. A flag maps to True and
-    ``key=value`` keeps the value as printed; a repeated key keeps its last value.
+    ``key=value`` keeps the value as printed; a repeated key keeps its last value. Blanks around
+    an item (``rw, vers=4.1``, as pasted text sometimes has them) are not part of it.
 
     Args:
         text: e.g. ``"rw,vers=4.1,hard"``.
@@ -143,9 +144,11 @@ def _parse_option_pairs(text: str) -> tuple[tuple[str, OptionValue], ...]:
     # Cached: a node's mounts repeat a handful of option strings, and callers get a fresh dict.
     options: dict[str, OptionValue] = {}
     for item in _split_unquoted_commas(text) if '"' in text else text.split(","):
+        # A paste may put a blank after each comma ("rw, vers=4.1"): not part of the key.
+        item = item.strip()
         if item:
             key, sep, value = item.partition("=")
-            options[key] = value if sep else True
+            options[key.rstrip()] = value.lstrip() if sep else True
     return tuple(options.items())
 
 

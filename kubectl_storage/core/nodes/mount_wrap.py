@@ -23,7 +23,7 @@ from kubectl_storage.core.nodes.mount_model import (
 from kubectl_storage.core.nodes.paste import REJOINED, LineNote, looks_like_prompt
 
 #: At most this many physical lines make one wrapped line.
-_MAX_WRAP = 4
+_MAX_WRAP = 8
 #: An option list (or a piece of one): ``rw,vers=4.2,`` or ``76,wsize=1048576``.
 _OPTION_PIECE = re.compile(r"^,?[^\s,=]+(?:=[^\s,]*)?(?:,[^\s,=]+(?:=[^\s,]*)?)*,?$")
 
@@ -76,7 +76,7 @@ def rejoin_wrapped_lines(text: str, fmt: str, notes: list[LineNote] | None = Non
             _note_rejoined(notes, out[previous], previous, index)
             index += 1
             continue
-        found = _join_forward(lines, index, complete, fmt)
+        found = None if looks_like_prompt(line) else _join_forward(lines, index, complete, fmt)
         if found is None:
             previous = None
             index += 1
@@ -116,6 +116,10 @@ def _separators(before: str, after: str, fmt: str) -> tuple[str, str]:
     """How to join two pieces, likelier first: a cut inside an option list needs nothing."""
     inside_options = fmt == FORMAT_MOUNT_COMMAND and "(" in before and ")" not in before
     if inside_options or before.endswith(",") or after.startswith(","):
+        return "", " "
+    # A hard wrap (a terminal or chat window cutting at a fixed width) cuts inside a word:
+    # "server.example.com:" / "/export" is one source, not two fields.
+    if before.endswith((":", "/", "=", ".")) or after.startswith(("/", ":", "=", ".")):
         return "", " "
     return " ", ""
 

@@ -51,7 +51,7 @@ from kubectl_storage.core.nodes.mount_model import (
     unescape_octal,
 )
 from kubectl_storage.core.nodes.mount_wrap import (
-    _OPTION_PIECE,
+    _option_continuation,
     rejoin_mountstats,
     rejoin_wrapped_lines,
 )
@@ -59,9 +59,11 @@ from kubectl_storage.core.nodes.paste import (
     NOTE_WIDTH,
     REJOINED,
     SKIPPED,
+    TRIMMED,
     LineNote,
     looks_like_prompt,
     note_line,
+    trim_pasted_lines,
     unquote_mail,
 )
 
@@ -140,6 +142,10 @@ def _detect(text: str) -> str:
         return FORMAT_MOUNT_COMMAND
     if any(_proc_mounts_line_complete(line) for line in lines):
         return FORMAT_PROC_MOUNTS
+    if any(_NFSSTAT_FLAGS.match(line) for line in lines):
+        # nfsstat -m entries whose "<mount point> from <server>" line is missing or cut: read as
+        # nfsstat -m, so that each such Flags: line is named instead of the file refused.
+        return FORMAT_NFSSTAT
     return FORMAT_UNKNOWN
 
 
@@ -189,7 +195,7 @@ def parse_mountinfo(
     Without ``strict``, wrapped lines are rejoined and other malformed lines skipped (``notes``).
     """
     if not strict:
-        text = rejoin_wrapped_lines(text, FORMAT_MOUNTINFO, notes)
+        text = rejoin_wrapped_lines(trim_pasted_lines(text, notes), FORMAT_MOUNTINFO, notes)
     entries: list[MountEntry] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -257,7 +263,7 @@ def parse_proc_mounts(
     A line missing ``dump pass`` is read as it is; wrapped lines are rejoined (``notes``).
     """
     if not strict:
-        text = rejoin_wrapped_lines(text, FORMAT_PROC_MOUNTS, notes)
+        text = rejoin_wrapped_lines(trim_pasted_lines(text, notes), FORMAT_PROC_MOUNTS, notes)
     entries: list[MountEntry] = []
     for number, line in enumerate(text.splitlines(), start=1):
         fields = line.split()
@@ -273,12 +279,20 @@ def parse_proc_mounts(
                 raise MountParseError(f"line {number}: expected at least 4 fields: {line!r}")
             note_line(notes, number, line, "not a /proc/mounts line")
             continue
+        options_text, trimmed = _proc_mounts_options(fields, strict)
+        if options_text is None:
+            if strict:
+                raise MountParseError(f"line {number}: more than 6 fields: {line!r}")
+            note_line(notes, number, line, "more fields than a /proc/mounts line has")
+            continue
+        if trimmed and notes is not None:
+            notes.append(LineNote(number, line, TRIMMED, trimmed))
         entries.append(
             _simple_entry(
                 source=unescape_octal(fields[0]),
                 mountpoint=unescape_octal(fields[1]),
                 fstype=fields[2],
-                options_text=fields[3],
+                options_text=options_text,
                 number=number,
                 fmt=FORMAT_PROC_MOUNTS,
             )
@@ -286,12 +300,31 @@ def parse_proc_mounts(
     return mark_visibility(entries)
 
 
+def _proc_mounts_options(fields: list[str], strict: bool) -> tuple[str | None, str | None]:
+    """The option field of a /proc/mounts line, and what was done to read it: a list a paste
+    spread over several fields with blanks after its commas (``rw, vers=4.1, hard``) joined
+    again, or words after ``dump pass`` (an annotation) left out. None when the extra fields
+    are neither (the line cannot be told apart)."""
+    if len(fields) > 4 and fields[3].endswith(","):
+        tail = fields[4:]
+        has_numbers = len(tail) >= 2 and tail[-1].isdigit() and tail[-2].isdigit()
+        pieces = fields[3:-2] if has_numbers else fields[3:]
+        if strict or not all(piece.endswith(",") for piece in pieces[:-1]):
+            return None, None
+        return "".join(pieces), "blanks after commas in the options"
+    if len(fields) <= 6:
+        return fields[3], None
+    if not strict and fields[4].isdigit() and fields[5].isdigit():
+        return fields[3], f"read without the annotation {' '.join(fields[6:])!r}"
+    return None, None
+
+
 def parse_mount_command(
     text: str, *, strict: bool = False, notes: list[LineNote] | None = None
 ) -> list[MountEntry]:
     """Parse ``mount`` output: ``server:/export on /mnt type nfs4 (rw,relatime,...)``."""
     if not strict:
-        text = rejoin_wrapped_lines(text, FORMAT_MOUNT_COMMAND, notes)
+        text = rejoin_wrapped_lines(trim_pasted_lines(text, notes), FORMAT_MOUNT_COMMAND, notes)
     entries: list[MountEntry] = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -325,6 +358,8 @@ def parse_nfsstat_m(
     is joined to it, and ``notes`` gets one ``rejoined`` note for the mount. ``nfsstat -m`` does
     not print the fstype: it is ``nfs4`` for ``vers=4*``, else ``nfs``.
     """
+    if not strict:
+        text = trim_pasted_lines(text, notes)
     entries: list[MountEntry] = []
     header: tuple[str, str, int] | None = None
     flags: list[str] = []
@@ -363,9 +398,19 @@ def parse_nfsstat_m(
             flush()
             header = (unescape_octal(header_match["mountpoint"]), header_match["source"], number)
             flags, flag_lines = [], []
-        elif flags_match and header is not None:
+        elif flags_match and header is not None and not flags:
             flags, flag_lines = [flags_match["flags"].strip()], [number]
-        elif header is not None and flags and _OPTION_PIECE.match(line) and not strict:
+        elif flags_match and not strict:
+            # No "<mount point> from <server>" line before it (missing, cut, or a second
+            # Flags: line under one header): the options cannot be given a mount.
+            note_line(notes, number, raw, "a Flags: line without its '<mount point> from' line")
+        elif (
+            header is not None
+            and flags
+            and not strict
+            and not line.startswith("#")
+            and _option_continuation(flags[-1], line)
+        ):
             flags.append(line)  # a wrapped continuation of the Flags: line
             flag_lines.append(number)
         elif header is not None and flags and raw[0].isspace() and strict:
@@ -437,7 +482,7 @@ def parse_mountstats_mounts(
     wrapped headers and option lists are rejoined first (``notes`` gets those).
     """
     if not strict:
-        text = rejoin_mountstats(text, notes)
+        text = rejoin_mountstats(trim_pasted_lines(text, notes), notes)
     entries: list[MountEntry] = []
     for block in mountstats_blocks(text):
         if not block.has_header:
