@@ -33,17 +33,15 @@ from kubectl_storage.core.mount_audit.report import (
 from kubectl_storage.core.mount_audit.rules import NodeFacts, audit_mounts
 from kubectl_storage.core.nodes.collect import MOUNT_SECTIONS
 from kubectl_storage.core.nodes.kubelet_paths import KIND_BLOCK, KIND_GLOBAL_MOUNT, KIND_POD_VOLUME
-from kubectl_storage.core.nodes.mounts import (
+from kubectl_storage.core.nodes.mount_model import (
     FORMAT_MOUNTINFO,
     FORMAT_MOUNTSTATS,
     FORMAT_UNKNOWN,
-    SKIPPED,
-    LineNote,
     MountEntry,
     MountParseError,
-    detect_mount_format,
-    parse_mounts,
 )
+from kubectl_storage.core.nodes.mounts import detect_mount_format, parse_mounts
+from kubectl_storage.core.nodes.paste import SKIPPED, LineNote
 from kubectl_storage.core.nodes.volume_owners import VolumeOwner
 from kubectl_storage.errors import UsageError
 from kubectl_storage.kube.api import KubeApi

@@ -12,7 +12,7 @@ from kubectl_storage.core.mount_audit.report import (
     MountCounters,
     OpCounter,
 )
-from kubectl_storage.core.nodes.mounts import OptionValue
+from kubectl_storage.core.nodes.mount_model import OptionValue
 from kubectl_storage.render.findings import write_findings, write_warnings
 from kubectl_storage.render.tables import write_table
 

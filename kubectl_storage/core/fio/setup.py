@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_storage.core.k8s.objects import dig, labels_of, name_of, section
-from kubectl_storage.core.nodes.mounts import MountParseError, parse_mountinfo
+from kubectl_storage.core.nodes.mount_model import MountParseError
+from kubectl_storage.core.nodes.mounts import parse_mountinfo
 
 INSTANCE_TYPE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 ZONE_LABELS = ("topology.kubernetes.io/zone", "failure-domain.beta.kubernetes.io/zone")

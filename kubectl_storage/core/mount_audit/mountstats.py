@@ -18,19 +18,16 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from kubectl_storage.core.nodes.mounts import (
+from kubectl_storage.core.nodes.mount_model import (
     NFS_FSTYPES,
-    LineNote,
     MountEntry,
-    MountstatsBlock,
     OptionValue,
-    mountstats_blocks,
-    note_line,
     parse_options,
-    rejoin_mountstats,
     split_network_source,
 )
-from kubectl_storage.core.nodes.paste import TRIMMED, trim_pasted_lines
+from kubectl_storage.core.nodes.mount_wrap import rejoin_mountstats
+from kubectl_storage.core.nodes.mounts import MountstatsBlock, mountstats_blocks
+from kubectl_storage.core.nodes.paste import TRIMMED, LineNote, note_line, trim_pasted_lines
 
 _KEY_LINE = re.compile(r"^[A-Za-z][\w ]*?:")
 _OP_LINE = re.compile(r"^\s*(?P<name>[A-Z][A-Z0-9_]*):\s+(?P<values>\d+(?:\s+\d+)*)\s*$")

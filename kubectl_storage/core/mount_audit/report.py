@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from kubectl_storage.core.mount_audit.mountstats import NfsMountStats, OpStats
 from kubectl_storage.core.mount_audit.rules import MountAudit
-from kubectl_storage.core.nodes.mounts import OptionValue
+from kubectl_storage.core.nodes.mount_model import OptionValue
 from kubectl_storage.core.nodes.volume_owners import VolumeOwner
 from kubectl_storage.core.report.envelope import report_envelope
 from kubectl_storage.core.report.findings import Finding, SeverityCounts

@@ -11,7 +11,7 @@ from kubectl_storage.core.iscsi.report import ClaimRef, LunPath, LunRow, path_fa
 from kubectl_storage.core.iscsi.sanlun_table import SanlunDevice, devices_by_name
 from kubectl_storage.core.iscsi.sessions import IscsiDisk, IscsiSession
 from kubectl_storage.core.k8s.objects import dig
-from kubectl_storage.core.nodes.mounts import MountEntry
+from kubectl_storage.core.nodes.mount_model import MountEntry
 from kubectl_storage.core.nodes.volume_owners import VolumeOwner
 from kubectl_storage.operations.iscsi.parse import ParsedNode
 from kubectl_storage.operations.node_capture import VolumeObjects

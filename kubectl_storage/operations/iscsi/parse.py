@@ -31,7 +31,8 @@ from kubectl_storage.core.iscsi.sessions import (
     scsi_device_states,
 )
 from kubectl_storage.core.nodes.collect import ABSENT_MARKER, parse_tools_section
-from kubectl_storage.core.nodes.mounts import MountEntry, MountParseError, parse_mountinfo
+from kubectl_storage.core.nodes.mount_model import MountEntry, MountParseError
+from kubectl_storage.core.nodes.mounts import parse_mountinfo
 from kubectl_storage.core.nodes.paste import SKIPPED, LineNote
 from kubectl_storage.operations.node_capture import NodeCapture, first_line, line_warnings
 

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kubectl_storage.core.nodes.mounts import LineNote, unquote_mail
+from kubectl_storage.core.nodes.paste import LineNote, unquote_mail
 from kubectl_storage.errors import UsageError
 from kubectl_storage.kube.api import JsonDict
 from kubectl_storage.operations.node_capture.kubectl_files import (

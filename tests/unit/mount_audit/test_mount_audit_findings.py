@@ -14,7 +14,8 @@ from kubectl_storage.core.mount_audit.rules import (
     requested_vs_effective,
 )
 from kubectl_storage.core.nodes.kubelet_paths import parse_kubelet_path
-from kubectl_storage.core.nodes.mounts import MountEntry, parse_mounts, parse_options
+from kubectl_storage.core.nodes.mount_model import MountEntry, parse_options
+from kubectl_storage.core.nodes.mounts import parse_mounts
 from kubectl_storage.core.nodes.volume_owners import VolumeContext, resolve_volume
 from kubectl_storage.core.report.findings import Severity
 

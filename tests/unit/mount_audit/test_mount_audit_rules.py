@@ -18,7 +18,8 @@ from kubectl_storage.core.mount_audit.rules import (
     normalize_options,
     requested_vs_effective,
 )
-from kubectl_storage.core.nodes.mounts import MountEntry, parse_mounts, parse_options
+from kubectl_storage.core.nodes.mount_model import MountEntry, parse_options
+from kubectl_storage.core.nodes.mounts import parse_mounts
 from kubectl_storage.core.report.findings import Severity
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_storage.core.nodes.mounts import unquote_mail
+from kubectl_storage.core.nodes.paste import unquote_mail
 from kubectl_storage.errors import UsageError
 from kubectl_storage.operations.iscsi import iscsi_files
 from kubectl_storage.operations.mount_audit import audit_files

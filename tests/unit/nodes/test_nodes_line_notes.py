@@ -18,14 +18,12 @@ from kubectl_storage.core.iscsi.sessions import (
     split_portal,
 )
 from kubectl_storage.core.mount_audit.mountstats import parse_mountstats
-from kubectl_storage.core.nodes.mounts import (
+from kubectl_storage.core.nodes.mounts import detect_mount_format, parse_mountinfo, parse_mounts
+from kubectl_storage.core.nodes.paste import (
     REJOINED,
     SKIPPED,
     LineNote,
-    detect_mount_format,
     looks_like_prompt,
-    parse_mountinfo,
-    parse_mounts,
     unquote_mail,
 )
 from tests.conftest import FIXTURES

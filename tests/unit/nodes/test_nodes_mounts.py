@@ -7,16 +7,18 @@ from pathlib import Path
 import pytest
 
 from kubectl_storage.core.mount_audit.mountstats import parse_mountstats
-from kubectl_storage.core.nodes.mounts import (
+from kubectl_storage.core.nodes.mount_model import (
     MountParseError,
+    parse_options,
+    split_network_source,
+    unescape_octal,
+)
+from kubectl_storage.core.nodes.mounts import (
     detect_mount_format,
     parse_mountinfo,
     parse_mounts,
     parse_mountstats_mounts,
     parse_nfsstat_m,
-    parse_options,
-    split_network_source,
-    unescape_octal,
 )
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

@@ -72,7 +72,7 @@ from kubectl_storage.core.mount_audit.rules.transfer import (
 from kubectl_storage.core.mount_audit.vendors import (
     vendor,
 )
-from kubectl_storage.core.nodes.mounts import MountEntry
+from kubectl_storage.core.nodes.mount_model import MountEntry
 from kubectl_storage.core.nodes.volume_owners import VolumeContext
 from kubectl_storage.core.report.findings import Finding
 

@@ -22,7 +22,7 @@ from kubectl_storage.core.mount_audit.vendors import (
     is_local_tunnel,
     vendor,
 )
-from kubectl_storage.core.nodes.mounts import MountEntry, OptionValue, options_from_list
+from kubectl_storage.core.nodes.mount_model import MountEntry, OptionValue, options_from_list
 from kubectl_storage.core.nodes.volume_owners import VolumeContext
 from kubectl_storage.core.report.findings import Finding
 

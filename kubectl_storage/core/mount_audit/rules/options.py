@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
-from kubectl_storage.core.nodes.mounts import OptionValue
+from kubectl_storage.core.nodes.mount_model import OptionValue
 
 # Options that never reach the kernel (mount(8), mount.nfs(8) and fstab options, S8) or that the
 # kernel accepts but never prints (K2). They are not "requested but missing".

@@ -15,7 +15,7 @@ from kubectl_storage.core.mount_audit.rules.options import (
     normalize_options,
     requested_vs_effective,
 )
-from kubectl_storage.core.nodes.mounts import options_from_list
+from kubectl_storage.core.nodes.mount_model import options_from_list
 from kubectl_storage.core.report.findings import Finding, Severity
 
 

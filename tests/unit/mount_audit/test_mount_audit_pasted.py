@@ -10,14 +10,12 @@ from __future__ import annotations
 import io
 
 from kubectl_storage.core.mount_audit.mountstats import annotated_number, parse_mountstats
-from kubectl_storage.core.nodes.mounts import (
+from kubectl_storage.core.nodes.mount_model import (
     FORMAT_MOUNT_COMMAND,
     FORMAT_NFSSTAT,
-    detect_mount_format,
-    parse_mounts,
     parse_options,
-    parse_proc_mounts,
 )
+from kubectl_storage.core.nodes.mounts import detect_mount_format, parse_mounts, parse_proc_mounts
 from kubectl_storage.core.nodes.paste import REJOINED, SKIPPED, TRIMMED, LineNote
 from kubectl_storage.operations.mount_audit import audit_files
 from kubectl_storage.render.mount_audit import write_mount_audit_table
