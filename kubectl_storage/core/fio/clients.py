@@ -26,15 +26,14 @@ servers (tests/fixtures/fio/SOURCES.md).
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kubectl_storage.core.fio.choices import Spread as Spread  # re-exported
+from kubectl_storage.core.fio.choices import Spread
 from kubectl_storage.core.fio.clones import merge_clones
-from kubectl_storage.core.fio.fio_json import parse_fio_job
+from kubectl_storage.core.fio.fio_json import json_object_spans, parse_fio_job
 from kubectl_storage.core.fio.guards import run_notes
 from kubectl_storage.core.fio.job_file import parse_job_file
 from kubectl_storage.core.fio.notes import NOTE_CLIENTS_PACKED, FioNote
@@ -316,17 +315,8 @@ def skew_percent(values: Sequence[float]) -> float | None:
 
 
 def _client_document(text: str) -> tuple[Mapping[str, Any], str]:
-    decoder = json.JSONDecoder()
-    position = text.find("{")
-    while position != -1:
-        try:
-            value, end = decoder.raw_decode(text, position)
-        except json.JSONDecodeError:
-            position = text.find("{", position + 1)
-            continue
-        if isinstance(value, dict) and "client_stats" in value:
-            return value, (text[:position] + text[end:]).strip()
-        position = text.find("{", end if isinstance(value, dict) else position + 1)
+    for value, start, end in json_object_spans(text, lambda value: "client_stats" in value):
+        return value, (text[:start] + text[end:]).strip()
     snippet = text.strip()[:200]
     raise FioOutputError(
         "no fio client/server JSON report found in the output"

@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,6 +67,17 @@ def extract_fio_documents(text: str) -> list[dict[str, Any]]:
 
 
 def _document_spans(text: str) -> list[tuple[dict[str, Any], int, int]]:
+    return json_object_spans(text, lambda value: isinstance(value.get("jobs"), list))
+
+
+def json_object_spans(
+    text: str, wanted: Callable[[dict[str, Any]], bool]
+) -> list[tuple[dict[str, Any], int, int]]:
+    """The JSON objects in ``text`` that ``wanted`` accepts, with where each starts and ends.
+
+    fio's output can carry warnings (with braces) around its JSON; a brace that does not start
+    valid JSON is skipped. An object that is not wanted is looked into: wrappers such as
+    kubestr's ``-o json`` nest the whole fio document under ``Raw.result``."""
     decoder = json.JSONDecoder()
     spans: list[tuple[dict[str, Any], int, int]] = []
     position = text.find("{")
@@ -74,15 +85,12 @@ def _document_spans(text: str) -> list[tuple[dict[str, Any], int, int]]:
         try:
             value, end = decoder.raw_decode(text, position)
         except json.JSONDecodeError:
-            # Not JSON from here (a brace inside a warning): try the next brace.
             position = text.find("{", position + 1)
             continue
-        if isinstance(value, dict) and isinstance(value.get("jobs"), list):
+        if isinstance(value, dict) and wanted(value):
             spans.append((value, position, end))
             position = text.find("{", end)
         else:
-            # Some other JSON object. Look inside it too: wrappers such as kubestr's
-            # ``-o json`` nest the whole fio document under ``Raw.result``.
             position = text.find("{", position + 1)
     return spans
 

@@ -10,7 +10,7 @@ import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kubectl_storage.core.fio.clients import Spread
+from kubectl_storage.core.fio.choices import Spread
 from kubectl_storage.core.fio.job_checks import validate_job_text
 from kubectl_storage.core.fio.job_sizes import FioJobError
 from kubectl_storage.core.fio.profile_render import render_profile

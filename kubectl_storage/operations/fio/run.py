@@ -18,11 +18,11 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
+from kubectl_storage.core.fio.choices import Spread
 from kubectl_storage.core.fio.clients import (
     ClientRuns,
     ClientServerRun,
     FioClient,
-    Spread,
     client_arguments,
     parse_client_output,
 )
