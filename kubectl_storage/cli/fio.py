@@ -14,6 +14,7 @@ from kubectl_storage.cli.finish import finish
 from kubectl_storage.cli.options import (
     CpuOpt,
     DryRunOpt,
+    FailOnOpt,
     FsGroupOpt,
     KeepOpt,
     MemoryOpt,
@@ -30,6 +31,7 @@ from kubectl_storage.cli.options import (
 from kubectl_storage.core.fio.choices import ProfileName, Spread
 from kubectl_storage.core.k8s.manifests import VolumeMode
 from kubectl_storage.core.k8s.quantities import Size
+from kubectl_storage.core.report.findings import FailOn
 from kubectl_storage.errors import UsageError
 
 if TYPE_CHECKING:
@@ -86,6 +88,7 @@ def fio_command(
     image: Annotated[str | None, typer.Option("--image", help="Toolbox image with fio.")] = None,
     registry: RegistryOpt = None,
     timeout: TimeoutOpt = 300,
+    fail_on: FailOnOpt = FailOn.ERROR,
     keep: KeepOpt = False,
     dry_run: DryRunOpt = False,
     parallel: Annotated[
@@ -195,7 +198,7 @@ def fio_command(
         )
     if from_json is not None:
         report = _load_report(from_json, "--from-json")
-        _finish(options, report, chart, baseline, threshold)
+        _finish(options, report, chart, baseline, threshold, fail_on)
         return
     placement = placement_from_flags(
         "fio",
@@ -232,7 +235,7 @@ def fio_command(
     )
     if measured is not None:
         _log_prefills(measured)
-        _finish(options, measured, chart, baseline, threshold)
+        _finish(options, measured, chart, baseline, threshold, fail_on)
 
 
 def _log_prefills(report: FioReport) -> None:
@@ -293,6 +296,7 @@ def _finish(
     chart: Path | None,
     baseline: Path | None,
     threshold: float,
+    fail_on: FailOn,
 ) -> None:
     from kubectl_storage.core.fio.baseline import compare_with_baseline  # noqa: PLC0415 - runtime only
     from kubectl_storage.render.fio import write_fio_table  # noqa: PLC0415 - runtime only
@@ -311,7 +315,7 @@ def _finish(
         except ChartError as exc:
             raise UsageError(f"--chart {chart}: {exc}", "Use a .png or .svg file name.") from exc
     message, hint = _explained(report)
-    finish(report.outcome, message=message, hint=hint)
+    finish(report.outcome, message=message, hint=hint, fail_on=fail_on)
 
 
 def _explained(report: FioReport) -> tuple[str, str]:
@@ -331,4 +335,11 @@ def _explained(report: FioReport) -> tuple[str, str]:
             "etcd's disk check did not pass: " + ", ".join(etcd),
             "etcd wants the fdatasync p99 under 10 ms; see the etcd line above.",
         )
-    return "the comparison with the baseline did not pass (the table above)", ""
+    if report.baseline is not None and report.baseline.failed:
+        return "the comparison with the baseline did not pass (the table above)", ""
+    return (
+        "warn with --fail-on warn: the numbers may not be what the storage does ("
+        + ", ".join(report.outcome.reasons)
+        + ")",
+        "The notes under the table say why each guard fired (docs/commands/fio.md lists them).",
+    )

@@ -10,7 +10,6 @@ from kubectl_storage.cli.context import options_of
 from kubectl_storage.cli.node_commands import (
     AllNodesOpt,
     DryRunOpt,
-    FailOnOpt,
     FromFileOpt,
     ImageOpt,
     KeepOpt,
@@ -24,6 +23,7 @@ from kubectl_storage.cli.node_commands import (
     finish,
     run_live,
 )
+from kubectl_storage.cli.options import FailOnOpt
 from kubectl_storage.core.report.findings import FailOn
 
 if TYPE_CHECKING:

@@ -98,12 +98,6 @@ NodeNameOpt = Annotated[
         help="With --from-file: the node of the files given without NODE= (default: node).",
     ),
 ]
-FailOnOpt = Annotated[
-    FailOn,
-    typer.Option(
-        "--fail-on", help="Exit 1 on findings of this severity or worse.", case_sensitive=False
-    ),
-]
 
 
 def check_offline(

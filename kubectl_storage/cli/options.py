@@ -12,6 +12,7 @@ import typer
 
 from kubectl_storage.core.k8s.pod_defaults import DEFAULT_FS_GROUP, DEFAULT_UID
 from kubectl_storage.core.k8s.quantities import QuantityError, Size, parse_duration_s
+from kubectl_storage.core.report.findings import FailOn
 from kubectl_storage.errors import UsageError
 
 if TYPE_CHECKING:
@@ -88,6 +89,15 @@ TimeoutOpt = Annotated[
         help="How long to wait for each step: seconds, or a duration (90s, 5m).",
         parser=seconds,
         callback=positive_seconds,
+    ),
+]
+FailOnOpt = Annotated[
+    FailOn,
+    typer.Option(
+        "--fail-on",
+        help="Exit 1 at this verdict or worse: error (fail or inconclusive; the default) or "
+        "warn (a warning too).",
+        case_sensitive=False,
     ),
 ]
 KeepOpt = Annotated[bool, typer.Option("--keep", help="Leave the objects for debugging.")]

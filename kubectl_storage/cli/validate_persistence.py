@@ -10,6 +10,7 @@ from kubectl_storage.cli.context import options_of
 from kubectl_storage.cli.finish import finish
 from kubectl_storage.cli.options import (
     DryRunOpt,
+    FailOnOpt,
     KeepOpt,
     NodeSelectorOpt,
     RegistryOpt,
@@ -19,6 +20,7 @@ from kubectl_storage.cli.options import (
     placement_from_flags,
 )
 from kubectl_storage.core.k8s.quantities import Size
+from kubectl_storage.core.report.findings import FailOn
 from kubectl_storage.core.validate_persistence.mysql import (
     Disruption,
     VolumeType,
@@ -116,6 +118,7 @@ def validate_persistence_command(
         typer.Option("--probe-image", help="Image with fio for the fsync probe (the toolbox)."),
     ] = None,
     timeout: TimeoutOpt = 300,
+    fail_on: FailOnOpt = FailOn.ERROR,
     keep: KeepOpt = False,
     dry_run: DryRunOpt = False,
 ) -> None:
@@ -184,7 +187,7 @@ def validate_persistence_command(
         return
     options.emit(report, write_persistence_table)
     message, hint = _explained(report)
-    finish(report.outcome, message=message, hint=hint)
+    finish(report.outcome, message=message, hint=hint, fail_on=fail_on)
 
 
 def _explained(report: PersistenceReport) -> tuple[str, str]:

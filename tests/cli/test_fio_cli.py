@@ -269,3 +269,15 @@ def test_a_job_file_with_its_own_paths_on_the_volume_is_planned(tmp_path) -> Non
         "fio", "-s", "fast", "-z", "10Gi", "-f", str(path), "--dry-run", env=NO_CLUSTER
     )
     assert result.exit_code == 0, result.stderr
+
+
+def test_a_warning_exits_0_unless_fail_on_warn() -> None:
+    # The quick-profile capture raises a guard (fio.dataset-small: its 100 MiB file fits a page
+    # cache), so its verdict is warn: a pass for CI unless the user asks warnings to fail it.
+    lenient = run_cli("fio", "--from-json", str(QUICK_JSON), "-o", "json")
+    assert lenient.exit_code == 0, lenient.stderr
+    assert json.loads(lenient.stdout)["verdict"] == "warn"
+    strict = run_cli("fio", "--from-json", str(QUICK_JSON), "-o", "json", "--fail-on", "warn")
+    assert strict.exit_code == 1
+    assert json.loads(strict.stdout)["reasons"] == ["fio.dataset-small"]
+    assert "fio.dataset-small" in strict.stderr
