@@ -2,8 +2,8 @@
 
 One :class:`ArrayVendor` entry per array family, matched on the SCSI vendor/product a multipath
 map reports. Every value a vendor-scoped rule compares with lives here, with the source keys
-(rules.md section 0, resolved in :data:`kubectl_storage.core.iscsi.rules.SOURCES`) that back it;
-a new array profile is a table entry plus tests.
+(rules.md section 0, resolved by :data:`kubectl_storage.core.iscsi.rules.catalogue.ISCSI_RULES`)
+that back it; a new array profile is a table entry plus tests.
 
 Pure: data and lookups, no I/O.
 """

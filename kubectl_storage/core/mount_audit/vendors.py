@@ -1,8 +1,9 @@
 """NFS vendor profiles as data: one table entry per vendor (rules.md A.2).
 
 Every threshold a vendor-scoped NFS rule uses lives in :data:`VENDORS`, with the source keys
-(rules.md section 0, resolved in :data:`kubectl_storage.core.mount_audit.rules.SOURCE_REFS`) that
-back it in :attr:`NfsVendor.sources`. A new vendor profile is a new entry plus tests; the rules in
+(rules.md section 0, resolved by
+:data:`kubectl_storage.core.mount_audit.rules.catalogue.NFS_RULES`) that back it in
+:attr:`NfsVendor.sources`. A new vendor profile is a new entry plus tests; the rules in
 :mod:`.rules` read only these fields and never test a profile name.
 
 Detection (:func:`detect_vendor`), in order: an explicit override; the CSI driver or StorageClass

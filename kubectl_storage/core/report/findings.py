@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 
 class Severity(StrEnum):
@@ -48,26 +47,6 @@ class FailOn(StrEnum):
 
     WARN = "warn"
     ERROR = "error"
-
-
-@dataclass(frozen=True)
-class RuleSpec:
-    """One catalogue entry: the rule id, its documented severity, what it checks, its sources
-    (space-separated keys of the catalogue's source table)."""
-
-    id: str
-    severity: str
-    title: str
-    sources: str
-
-    def to_dict(self, refs: Mapping[str, str]) -> dict[str, Any]:
-        """JSON shape: id, severity, title, sources (key and the reference ``refs`` gives)."""
-        return {
-            "id": self.id,
-            "severity": self.severity,
-            "title": self.title,
-            "sources": [{"key": key, "ref": refs[key]} for key in self.sources.split()],
-        }
 
 
 @dataclass(frozen=True)

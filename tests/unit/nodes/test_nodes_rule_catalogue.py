@@ -13,9 +13,11 @@ from pathlib import Path
 import pytest
 
 from kubectl_storage.core.iscsi import rules as iscsi_rules
+from kubectl_storage.core.iscsi.rules.catalogue import ISCSI_RULES
 from kubectl_storage.core.iscsi.vendors import ARRAYS, array_for
 from kubectl_storage.core.mount_audit import rules as nfs_rules
 from kubectl_storage.core.mount_audit.rules import audit_mounts
+from kubectl_storage.core.mount_audit.rules.catalogue import NFS_RULES
 from kubectl_storage.core.mount_audit.vendors import PROFILES, VENDORS, NfsVendor, vendor
 from tests.unit.mount_audit.test_mount_audit_rules import CASES, nfs_mount
 
@@ -50,14 +52,14 @@ def _doc_source_keys(page: str) -> set[str]:
 
 
 def test_nfs_catalogue_covers_every_rule_and_every_key_resolves() -> None:
-    assert set(nfs_rules.RULES) == set(nfs_rules.RULE_IDS)
-    for spec in nfs_rules.RULES.values():
+    assert set(NFS_RULES) == set(nfs_rules.RULE_IDS)
+    for spec in NFS_RULES.values():
         assert spec.sources, spec.id
         for key in spec.sources.split():
-            assert key in nfs_rules.SOURCE_REFS, (spec.id, key)
-    entry = nfs_rules.rule_catalogue()[0]
+            assert key in NFS_RULES.sources, (spec.id, key)
+    entry = NFS_RULES.to_list()[0]
     assert list(entry) == ["id", "severity", "title", "sources"]
-    assert entry["sources"][0] == {"key": "S7", "ref": nfs_rules.SOURCE_REFS["S7"]}
+    assert entry["sources"][0] == {"key": "S7", "ref": NFS_RULES.sources["S7"]}
 
 
 def test_nfs_vendor_table_sources_resolve() -> None:
@@ -67,7 +69,7 @@ def test_nfs_vendor_table_sources_resolve() -> None:
         for name, keys in entry.sources.items():
             assert name in fields | {"detection"}, (entry.name, name)
             for key in keys.split():
-                assert key in nfs_rules.SOURCE_REFS, (entry.name, name, key)
+                assert key in NFS_RULES.sources, (entry.name, name, key)
 
 
 def test_nfs_rules_read_the_vendor_table_not_profile_names() -> None:
@@ -103,9 +105,9 @@ def test_every_nfs_finding_cites_its_sources() -> None:
 
 def test_nfs_docs_list_every_rule_with_its_sources() -> None:
     rows = _doc_rows("mount-audit.md")
-    assert set(rows) == set(nfs_rules.RULES)
+    assert set(rows) == set(NFS_RULES)
     documented_keys = _doc_source_keys("mount-audit.md")
-    for rule_id, spec in nfs_rules.RULES.items():
+    for rule_id, spec in NFS_RULES.items():
         assert [key.strip() for key in rows[rule_id].split(",")] == spec.sources.split(), rule_id
         assert set(spec.sources.split()) <= documented_keys, rule_id
 
@@ -115,14 +117,14 @@ def test_nfs_docs_list_every_rule_with_its_sources() -> None:
 
 def test_iscsi_catalogue_lists_the_implemented_rules_and_keys_resolve() -> None:
     implemented = set(re.findall(r"\b(?:MP|ISCSI)\d{3}\b", iscsi_rules.__doc__.split("Not")[0]))
-    assert set(iscsi_rules.RULES) == implemented
-    for spec in iscsi_rules.RULES.values():
+    assert set(ISCSI_RULES) == implemented
+    for spec in ISCSI_RULES.values():
         for key in spec.sources.split():
-            assert key in iscsi_rules.SOURCES, (spec.id, key)
+            assert key in ISCSI_RULES.sources, (spec.id, key)
     for array in ARRAYS:
         for keys in array.sources.values():
             for key in keys.split():
-                assert key in iscsi_rules.SOURCES, (array.key, key)
+                assert key in ISCSI_RULES.sources, (array.key, key)
 
 
 def test_iscsi_rules_read_the_array_table_not_vendor_strings() -> None:
@@ -141,8 +143,8 @@ def test_iscsi_rules_read_the_array_table_not_vendor_strings() -> None:
 
 def test_iscsi_docs_list_every_rule_with_its_sources() -> None:
     rows = _doc_rows("iscsi.md")
-    assert set(rows) == set(iscsi_rules.RULES)
+    assert set(rows) == set(ISCSI_RULES)
     documented_keys = _doc_source_keys("iscsi.md")
-    for rule_id, spec in iscsi_rules.RULES.items():
+    for rule_id, spec in ISCSI_RULES.items():
         assert [key.strip() for key in rows[rule_id].split(",")] == spec.sources.split(), rule_id
         assert set(spec.sources.split()) <= documented_keys, rule_id

@@ -3,8 +3,8 @@
 Each check takes parsed data (:mod:`.multipath`, :mod:`.sessions`, :mod:`.multipath_conf`,
 :mod:`.iscsid_conf`, :mod:`.sanlun`) and returns ``list[Finding]``; an empty list means the rule
 did not fire. Rule ids are the ones of rules.md (plus MP016, this project's); the catalogue
-:data:`RULES` names each rule's sources, and every finding's ``source`` cites them. Array
-thresholds live in one table per array family (:mod:`.vendors`). The lead calls
+:data:`.catalogue.ISCSI_RULES` names each rule's sources, and every finding's ``source`` cites
+them. Array thresholds live in one table per array family (:mod:`.vendors`). The lead calls
 :func:`evaluate_iscsi_node` once per node.
 
 One module per rule family: :mod:`.maps` (maps and sanlun paths), :mod:`.config` (multipathd
@@ -23,7 +23,6 @@ types feed MP010, MP011, MP016, MP020 and MP021. Not implemented (need sysfs tim
 collect yet): MP033 MP034.
 """
 
-from kubectl_storage.core.iscsi.rules.catalogue import RULES, SOURCES, rule_catalogue
 from kubectl_storage.core.iscsi.rules.config import (
     check_multipath_conf,
     check_multipathd_presence,
@@ -52,12 +51,8 @@ from kubectl_storage.core.iscsi.rules.timeouts import (
     check_replacement_timeout,
     multipathd_leaves_recovery_timeout,
 )
-from kubectl_storage.core.report.findings import RuleSpec
 
 __all__ = [
-    "RULES",
-    "SOURCES",
-    "RuleSpec",
     "check_chap",
     "check_duplicate_sessions",
     "check_hpe_iscsid_conf",
@@ -76,5 +71,4 @@ __all__ = [
     "check_unmultipathed_disks",
     "evaluate_iscsi_node",
     "multipathd_leaves_recovery_timeout",
-    "rule_catalogue",
 ]

@@ -1,48 +1,48 @@
-"""The iSCSI/multipath rule catalogue: every rule's id, severity, title and sources, and the
-source table; :func:`cite` makes a finding that cites them."""
+"""The iSCSI/multipath rule catalogue as data: the source table (rules.md section 0 keys S.. and
+H.. host utilities) and every rule's id, severity, title and sources (rules.md B.3 with this
+project's changes). The machinery (lookup, :meth:`~RuleCatalogue.cite`, JSON) is
+:class:`~kubectl_storage.core.report.rule_catalogue.RuleCatalogue`."""
 
 from __future__ import annotations
 
-from typing import Any
+from kubectl_storage.core.report.rule_catalogue import RuleCatalogue, RuleSpec
 
-from kubectl_storage.core.report.findings import Finding, RuleSpec, Severity
-
-SOURCES: dict[str, str] = {
-    "S45": "S45 kubernetes pkg/volume/iscsi/iscsi_util.go, pkg/volume/util/device_util_linux.go",
-    "S50": "S50 multipath.conf(5), opensvc/multipath-tools multipath/multipath.conf.5.in",
-    "S51": "S51 multipathd(8), multipath-tools multipathd/multipathd.8.in",
-    "S52": "S52 multipath-tools libmultipath/print.c",
-    "S53": "S53 multipath-tools libmultipath/hwtable.c (built-in vendor entries)",
-    "S55": "S55 Red Hat DM Multipath guide, 'Multipath Command Output'",
-    "S56": "S56 open-iscsi README §6 and §8.1-8.2, and etc/iscsid.conf",
-    "S57": "S57 open-iscsi usr/session_info.c, usr/iscsi_sysfs.c",
-    "S58": "S58 Linux drivers/scsi/scsi_transport_iscsi.c",
-    "S59": "S59 Linux drivers/scsi/scsi_sysfs.c access states; "
+_SOURCES: dict[str, str] = {
+    "S45": "kubernetes pkg/volume/iscsi/iscsi_util.go, pkg/volume/util/device_util_linux.go",
+    "S50": "multipath.conf(5), opensvc/multipath-tools multipath/multipath.conf.5.in",
+    "S51": "multipathd(8), multipath-tools multipathd/multipathd.8.in",
+    "S52": "multipath-tools libmultipath/print.c",
+    "S53": "multipath-tools libmultipath/hwtable.c (built-in vendor entries)",
+    "S55": "Red Hat DM Multipath guide, 'Multipath Command Output'",
+    "S56": "open-iscsi README §6 and §8.1-8.2, and etc/iscsid.conf",
+    "S57": "open-iscsi usr/session_info.c, usr/iscsi_sysfs.c",
+    "S58": "Linux drivers/scsi/scsi_transport_iscsi.c",
+    "S59": "Linux drivers/scsi/scsi_sysfs.c access states; "
     "multipath-tools libmultipath/prioritizers/sysfs.c",
-    "S60": "S60 NetApp ONTAP SAN host docs, linux-rhel-multipathing (NetAppDocs/ontap-sanhost)",
-    "S61": "S61 NetApp ONTAP SAN host docs, linux-iscsi-configuration (replacement_timeout 5)",
-    "S62": "S62 NetApp ONTAP SAN host docs, reuse_hu_recommended_settings",
-    "S63": "S63 NetApp Trident 'Prepare the worker node' "
+    "S60": "NetApp ONTAP SAN host docs, linux-rhel-multipathing (NetAppDocs/ontap-sanhost)",
+    "S61": "NetApp ONTAP SAN host docs, linux-iscsi-configuration (replacement_timeout 5)",
+    "S62": "NetApp ONTAP SAN host docs, reuse_hu_recommended_settings",
+    "S63": "NetApp Trident 'Prepare the worker node' "
     "(https://docs.netapp.com/us-en/trident/trident-use/worker-node-prep.html)",
-    "S64": "S64 NetApp Trident ontap-san-prep ('NetApp recommends using bidirectional CHAP')",
-    "S65": "S65 Pure Storage 'Linux Recommended Settings'",
-    "S66": "S66 Pure Storage published device stanza (tripleo-deployment-configs pure-temp.yaml)",
-    "S67": "S67 Portworx 'Use FlashArray as backend storage' (multipath.conf for Kubernetes)",
-    "S68": "S68 HPE CSI driver node conformance (hpe-linux-config.yaml) and example multipath.conf",
-    "S75": "S75 multipath-tools libmultipath/discovery.c (0.9.4, 0.14.3): sysfs_set_scsi_tmo() "
+    "S64": "NetApp Trident ontap-san-prep ('NetApp recommends using bidirectional CHAP')",
+    "S65": "Pure Storage 'Linux Recommended Settings'",
+    "S66": "Pure Storage published device stanza (tripleo-deployment-configs pure-temp.yaml)",
+    "S67": "Portworx 'Use FlashArray as backend storage' (multipath.conf for Kubernetes)",
+    "S68": "HPE CSI driver node conformance (hpe-linux-config.yaml) and example multipath.conf",
+    "S75": "multipath-tools libmultipath/discovery.c (0.9.4, 0.14.3): sysfs_set_scsi_tmo() "
     "and sysfs_set_session_tmo() write fast_io_fail_tmo (default 5, defaults.h) into the "
     "recovery_tmo of the iSCSI session of every path of a map (off and 0 cannot be set on "
     "iSCSI); path_offline() reads the SCSI device state (offline: down, blocked: pending)",
-    "H1": "H1 NetApp Linux Host Utilities, sanlun lun show -p "
+    "H1": "NetApp Linux Host Utilities, sanlun lun show -p "
     "(https://docs.netapp.com/us-en/ontap-sanhost/hu-luhu-sanlun-utility.html): host path state "
     "up/down, path type primary (the node owning the LUN) or secondary (its HA partner)",
 }
 
 
 #: The iSCSI / multipath rule catalogue (rules.md B.3 with this project's changes).
-RULES: dict[str, RuleSpec] = {
-    spec.id: spec
-    for spec in (
+ISCSI_RULES = RuleCatalogue(
+    _SOURCES,
+    (
         RuleSpec("MP000", "error", "iSCSI in use, multipathd not installed or not running", "S63"),
         RuleSpec("MP001", "error", "/etc/multipath.conf missing", "S62 S60"),
         RuleSpec("MP002", "info", "defaults/overrides hide built-in vendor entries", "S62 S50 S55"),
@@ -124,21 +124,5 @@ RULES: dict[str, RuleSpec] = {
         RuleSpec("ISCSI015", "warn", "iSCSI in use, iscsid not running", "S63"),
         RuleSpec("ISCSI016", "info", "iscsid.conf below the HPE CSI values", "S68 S56"),
         RuleSpec("ISCSI017", "warn", "iscsid could not be asked: connection state Unknown", "S57"),
-    )
-}
-
-
-def rule_catalogue() -> list[dict[str, Any]]:
-    """Every iSCSI/multipath rule with its severity, title and resolved sources (JSON shape)."""
-    return [spec.to_dict(SOURCES) for spec in RULES.values()]
-
-
-def source_of(*keys: str) -> str:
-    unique = dict.fromkeys(key for group in keys for key in group.split())
-    return "; ".join(SOURCES[key] for key in unique)
-
-
-def cite(rule: str, severity: Severity, message: str, fix: str, *keys: str) -> Finding:
-    """A finding citing ``keys`` (default: the rule's catalogue sources)."""
-    cited = keys or (RULES[rule].sources,)
-    return Finding(id=rule, severity=severity, message=message, fix=fix, source=source_of(*cited))
+    ),
+)

@@ -8,7 +8,7 @@ from kubectl_storage.core.iscsi.multipath import (
     MultipathMap,
 )
 from kubectl_storage.core.iscsi.multipath_conf import MultipathConf
-from kubectl_storage.core.iscsi.rules.catalogue import RULES, cite
+from kubectl_storage.core.iscsi.rules.catalogue import ISCSI_RULES
 from kubectl_storage.core.iscsi.rules.health import effective_value
 from kubectl_storage.core.iscsi.vendors import array_for
 from kubectl_storage.core.report.findings import Finding, Severity
@@ -33,7 +33,7 @@ def check_multipathd_presence(
     if multipath_installed is False or multipathd_running is False:
         what = "not installed" if multipath_installed is False else "not running"
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "MP000",
                 Severity.ERROR,
                 f"iSCSI sessions exist but multipathd is {what}: no failover",
@@ -43,7 +43,7 @@ def check_multipathd_presence(
         )
     if conf_present is False:
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "MP001",
                 Severity.ERROR,
                 "/etc/multipath.conf is missing; the multipath daemon needs it to start",
@@ -107,7 +107,7 @@ def check_multipath_conf(
         overridden = [key for key in _MP002_KEYS if section.get(key) is not None]
         if overridden and builtin:
             findings.append(
-                cite(
+                ISCSI_RULES.cite(
                     "MP002",
                     Severity.INFO,
                     f"multipath.conf {section_name} sets {', '.join(overridden)} while LUNs of "
@@ -118,7 +118,7 @@ def check_multipath_conf(
     find_multipaths = conf.defaults.get("find_multipaths")
     if find_multipaths is not None and find_multipaths not in _FIND_MULTIPATHS_ALL:
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "MP003",
                 Severity.WARN if trident else Severity.INFO,
                 f"find_multipaths is {find_multipaths!r}: a new LUN with one path at attach "
@@ -132,25 +132,25 @@ def check_multipath_conf(
         ufn = effective_value(conf, "user_friendly_names", vendor, product)
         if array.user_friendly_names_no and ufn == "yes":
             findings.append(
-                cite(
+                ISCSI_RULES.cite(
                     "MP004",
                     Severity.INFO,
                     f"user_friendly_names yes applies to {vendor},{product}; "
                     f"{array.name} requires no",
                     "Set `user_friendly_names no` in the device stanza",
-                    array.source("user_friendly_names_no") or RULES["MP004"].sources,
+                    array.source("user_friendly_names_no") or ISCSI_RULES["MP004"].sources,
                 )
             )
         checker = effective_value(conf, "path_checker", vendor, product)
         if array.path_checker and checker is not None and checker != array.path_checker:
             findings.append(
-                cite(
+                ISCSI_RULES.cite(
                     "MP022",
                     Severity.INFO,
                     f"path_checker {checker} for {vendor},{product}; {array.path_checker} is "
                     f"the {array.name} checker (asynchronous)",
                     f"path_checker {array.path_checker}",
-                    array.source("path_checker") or RULES["MP022"].sources,
+                    array.source("path_checker") or ISCSI_RULES["MP022"].sources,
                 )
             )
         value = effective_value(conf, "no_path_retry", vendor, product)
@@ -160,7 +160,7 @@ def check_multipath_conf(
             and value not in array.no_path_retry_allowed
         ):
             findings.append(
-                cite(
+                ISCSI_RULES.cite(
                     "MP030",
                     Severity.WARN,
                     f"no_path_retry {value} for {vendor},{product}; "
@@ -174,7 +174,7 @@ def check_multipath_conf(
     # queueing on once multipathd has stopped.
     if queueing and (conf.defaults.get("queue_without_daemon") or "no").lower() == "yes":
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "MP031",
                 Severity.WARN,
                 f"unbounded queueing ({', '.join(queueing)}) with queue_without_daemon yes: "
@@ -193,7 +193,7 @@ def check_multipath_conf(
     ][:1]
     if feature_sections:
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "MP032",
                 Severity.INFO,
                 f"features queue_if_no_path set in {', '.join(feature_sections)}: "
@@ -213,7 +213,7 @@ def check_map_queueing(mpath: MultipathMap) -> list[Finding]:
     if mpath.queueing == array.live_queueing:
         return []
     return [
-        cite(
+        ISCSI_RULES.cite(
             "MP030",
             Severity.WARN,
             f"{mpath.name} ({mpath.vendor},{mpath.product}): queueing {mpath.queueing}; "
@@ -254,7 +254,7 @@ def check_pure_detect_prio(conf: MultipathConf, maps: Sequence[MultipathMap] = (
         else:
             where = "defaults (a newer built-in PURE entry, which sets it off, would win)"
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "MP023",
                 Severity.INFO,
                 f"detect_prio {value} for {mpath.vendor},{mpath.product} from {where}; "

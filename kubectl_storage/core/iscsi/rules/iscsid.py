@@ -14,7 +14,7 @@ from kubectl_storage.core.iscsi.iscsid_conf import (
 from kubectl_storage.core.iscsi.multipath import (
     MultipathMap,
 )
-from kubectl_storage.core.iscsi.rules.catalogue import cite
+from kubectl_storage.core.iscsi.rules.catalogue import ISCSI_RULES
 from kubectl_storage.core.iscsi.vendors import array_for
 from kubectl_storage.core.report.findings import Finding, Severity
 
@@ -38,7 +38,7 @@ def check_iscsid_scan(conf: IscsidConf, *, trident: bool) -> list[Finding]:
     if value is not None and value.lower() == "manual":
         return []
     return [
-        cite(
+        ISCSI_RULES.cite(
             "ISCSI012",
             Severity.WARN,
             f"Trident node: iscsid.conf has {_shown(conf, SCAN)}; new node records get automatic "
@@ -61,7 +61,7 @@ def check_iscsid_noop_out(conf: IscsidConf, *, multipathed: bool) -> list[Findin
     if not zero:
         return []
     return [
-        cite(
+        ISCSI_RULES.cite(
             "ISCSI006",
             Severity.WARN,
             f"multipathed iSCSI sessions, and iscsid.conf sets {', '.join(zero)} to 0: new node "
@@ -99,7 +99,7 @@ def check_hpe_iscsid_conf(conf: IscsidConf, maps: Sequence[MultipathMap]) -> lis
             continue
         wanted = ", ".join(f"{key} {minimum}" for key, minimum in array.iscsid_minimums)
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "ISCSI016",
                 Severity.INFO,
                 f"{array.name} LUNs present; new node records get {'; '.join(off)}",

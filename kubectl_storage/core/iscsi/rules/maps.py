@@ -10,7 +10,7 @@ from kubectl_storage.core.iscsi.multipath import (
     MultipathMap,
     PathGroup,
 )
-from kubectl_storage.core.iscsi.rules.catalogue import cite
+from kubectl_storage.core.iscsi.rules.catalogue import ISCSI_RULES
 from kubectl_storage.core.iscsi.rules.health import (
     PRIMARY,
     SECONDARY,
@@ -60,7 +60,7 @@ def check_multipath_map(
         # has not failed yet: multipath's own columns cannot show it (S52, S75).
         kernel = "S58 S75" if any(stopped_under_dm(p) for p in bad) else ""
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "MP010",
                 Severity.ERROR,
                 f"{name}: {len(bad)} of {len(paths)} paths failed: {devices}",
@@ -71,7 +71,7 @@ def check_multipath_map(
         )
     if has_no_usable_path(mpath):
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "MP011",
                 Severity.ERROR,
                 f"{name}: no usable path; I/O is queued or failing "
@@ -82,7 +82,7 @@ def check_multipath_map(
         )
     if len(paths) < 2:
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "MP012",
                 Severity.WARN,
                 f"{name}: {len(paths)} path(s); a single path gives no failover",
@@ -92,7 +92,7 @@ def check_multipath_map(
         )
     if array is not None and array.max_paths is not None and len(paths) > array.max_paths:
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "MP013",
                 Severity.WARN,
                 f"{name}: {len(paths)} paths; {array.name}: a single LUN "
@@ -105,7 +105,7 @@ def check_multipath_map(
     transient = [path for path in paths if path.path_state in TRANSIENT_CHECKER]
     if transient:
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "MP014",
                 Severity.INFO,
                 f"{name}: checker state transient on {', '.join(p.dev or '?' for p in transient)}",
@@ -119,7 +119,7 @@ def check_multipath_map(
     )
     if judged and len(ghosts) == len(judged) and not active_ready:
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "MP015",
                 Severity.ERROR,
                 f"{name}: every path is ALUA standby (ghost); no active path",
@@ -197,7 +197,7 @@ def _check_alua_grouping(
     else:
         return []
     return [
-        cite(
+        ISCSI_RULES.cite(
             "MP020",
             Severity.WARN,
             f"{name}: all paths in one group on an asymmetric (ALUA) array ({evidence}); "
@@ -249,7 +249,7 @@ def _check_active_group(
         return []
     immediate = failback == "immediate"
     return [
-        cite(
+        ISCSI_RULES.cite(
             "MP021",
             Severity.INFO if immediate else Severity.WARN,
             f"{name}: I/O goes through the lower-priority paths ({evidence}); failback is "
@@ -296,7 +296,7 @@ def check_sanlun_luns(
         if not up:
             if mpath is None or not has_no_usable_path(mpath):
                 findings.append(
-                    cite(
+                    ISCSI_RULES.cite(
                         "MP011",
                         Severity.ERROR,
                         f"{name}: no path up ({', '.join(f'{p.device} {p.state}' for p in down)})",
@@ -309,7 +309,7 @@ def check_sanlun_luns(
         if unreported:
             shown = ", ".join(f"{p.device} ({p.path_type} {p.state})" for p in unreported)
             findings.append(
-                cite(
+                ISCSI_RULES.cite(
                     "MP010",
                     Severity.ERROR,
                     f"{name}: {len(down)} of {len(lun.paths)} paths not up: {shown}",
@@ -325,7 +325,7 @@ def check_sanlun_luns(
                 else "none listed"
             )
             findings.append(
-                cite(
+                ISCSI_RULES.cite(
                     "MP016",
                     Severity.WARN,
                     f"{name}: no primary path up (primary: {what}); I/O goes through the HA "

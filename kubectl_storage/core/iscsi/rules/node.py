@@ -11,7 +11,7 @@ from kubectl_storage.core.iscsi.multipath import (
     MultipathMap,
 )
 from kubectl_storage.core.iscsi.multipath_conf import MultipathConf
-from kubectl_storage.core.iscsi.rules.catalogue import cite
+from kubectl_storage.core.iscsi.rules.catalogue import ISCSI_RULES
 from kubectl_storage.core.iscsi.rules.config import (
     check_map_queueing,
     check_multipath_conf,
@@ -97,7 +97,7 @@ def evaluate_iscsi_node(
     )
     if iscsi_in_use and iscsid_running is False:
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "ISCSI015",
                 Severity.WARN,
                 "iSCSI sessions exist but iscsid is not running",

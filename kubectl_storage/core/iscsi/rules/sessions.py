@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from kubectl_storage.core.iscsi.multipath import (
     MultipathMap,
 )
-from kubectl_storage.core.iscsi.rules.catalogue import cite
+from kubectl_storage.core.iscsi.rules.catalogue import ISCSI_RULES
 from kubectl_storage.core.iscsi.rules.health import (
     LOGGED_IN,
     multipathed_devices,
@@ -40,7 +40,7 @@ def check_session_state(session: IscsiSession) -> list[Finding]:
     )
     if conn_unknown:
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "ISCSI017",
                 Severity.WARN,
                 f"{name}: iscsiadm could not ask iscsid for the connection state (Unknown); "
@@ -51,7 +51,7 @@ def check_session_state(session: IscsiSession) -> list[Finding]:
         )
     if session_down or iscsiadm_conn_down:
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "ISCSI001",
                 Severity.ERROR,
                 f"{name}: session {session.session_state}, connection {session.connection_state}",
@@ -60,7 +60,7 @@ def check_session_state(session: IscsiSession) -> list[Finding]:
         )
     if session.internal_session_state in {"REOPEN", "CLEANUP", "REDIRECT"}:
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "ISCSI002",
                 Severity.WARN,
                 f"{name}: iscsid internal state {session.internal_session_state} (re-establishing)",
@@ -69,7 +69,7 @@ def check_session_state(session: IscsiSession) -> list[Finding]:
         )
     if session.source == "sysfs" and session.connection_state in {"failed", "down"}:
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "ISCSI003",
                 Severity.ERROR,
                 f"{name}: connection state {session.connection_state}",
@@ -79,7 +79,7 @@ def check_session_state(session: IscsiSession) -> list[Finding]:
     for disk in session.disks:
         if disk.state is not None and disk.state != "running":
             findings.append(
-                cite(
+                ISCSI_RULES.cite(
                     "ISCSI013",
                     Severity.ERROR,
                     f"{name}: SCSI device {disk.disk or disk.hctl} is {disk.state}",
@@ -94,7 +94,7 @@ def check_chap(session: IscsiSession) -> list[Finding]:
     name = session_name(session)
     if session.chap_enabled is False:
         return [
-            cite(
+            ISCSI_RULES.cite(
                 "ISCSI007",
                 Severity.WARN,
                 f"{name}: no CHAP authentication",
@@ -103,7 +103,7 @@ def check_chap(session: IscsiSession) -> list[Finding]:
         ]
     if session.chap_enabled and session.chap_mutual is False:
         return [
-            cite(
+            ISCSI_RULES.cite(
                 "ISCSI007",
                 Severity.INFO,
                 f"{name}: one-way CHAP only (target not authenticated)",
@@ -134,7 +134,7 @@ def check_unmultipathed_disks(
             if in_use is not None and disk.disk not in in_use:
                 continue
             findings.append(
-                cite(
+                ISCSI_RULES.cite(
                     "ISCSI008",
                     Severity.ERROR if in_use is not None else Severity.WARN,
                     f"{session_name(session)}: {disk.disk} (LUN {disk.lun}) "
@@ -158,7 +158,7 @@ def check_duplicate_sessions(
             continue
         sids = ", ".join(str(s.sid) for s in members)
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "ISCSI009",
                 Severity.WARN,
                 f"{len(members)} sessions (sids {sids}) to {target} @ {portal} "
@@ -184,7 +184,7 @@ def check_portal_redundancy(
     for target, portals in by_target.items():
         if len(portals) == 1 and len(known.get(target, set())) > 1:
             findings.append(
-                cite(
+                ISCSI_RULES.cite(
                     "ISCSI010",
                     Severity.WARN,
                     f"{target}: every session uses portal {next(iter(portals))} "
@@ -206,7 +206,7 @@ def check_unique_initiator_names(initiators: Mapping[str, str]) -> list[Finding]
     for node, iqn in initiators.items():
         by_iqn[iqn].append(node)
     return [
-        cite(
+        ISCSI_RULES.cite(
             "ISCSI011",
             Severity.ERROR,
             f"InitiatorName {iqn} is used by nodes {', '.join(sorted(nodes))}",

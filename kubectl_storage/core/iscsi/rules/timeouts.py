@@ -13,7 +13,7 @@ from kubectl_storage.core.iscsi.multipath import (
     MultipathMap,
 )
 from kubectl_storage.core.iscsi.multipath_conf import MultipathConf
-from kubectl_storage.core.iscsi.rules.catalogue import RULES, cite
+from kubectl_storage.core.iscsi.rules.catalogue import ISCSI_RULES
 from kubectl_storage.core.iscsi.rules.health import (
     effective_value,
     session_name,
@@ -67,19 +67,19 @@ def check_replacement_timeout(
         )
         shown = f" (iscsid.conf: {configured})" if configured is not None else ""
         return [
-            cite(
+            ISCSI_RULES.cite(
                 "ISCSI004",
                 Severity.WARN,
                 f"{name}: replacement_timeout {timeout}s delays multipath failover "
                 f"(5-15s recommended){shown}",
                 fix,
-                RULES["ISCSI004"].sources,
+                ISCSI_RULES["ISCSI004"].sources,
                 "S75",
             )
         ]
     if not multipathed and session.disks and timeout < 120:
         return [
-            cite(
+            ISCSI_RULES.cite(
                 "ISCSI005",
                 Severity.INFO,
                 f"{name}: LUNs not multipathed and replacement_timeout {timeout}s: a single path "
@@ -177,7 +177,7 @@ def check_iscsid_replacement_timeout(
     if multi and not flagged and configured > limit and gap is not None:
         runs = sorted({t for s in multi if (t := s.recovery_timeout_s) is not None})
         findings.append(
-            cite(
+            ISCSI_RULES.cite(
                 "ISCSI004",
                 Severity.WARN,
                 f"multipathed sessions run {', '.join(f'{t}s' for t in runs)}, but {gap} and "
@@ -187,7 +187,7 @@ def check_iscsid_replacement_timeout(
                 "timeout of the sessions it maps), or set "
                 f"node.session.timeo.replacement_timeout in /etc/iscsi/iscsid.conf "
                 f"({_vendor_timeouts()}; 5-15 with multipath) and in the existing records",
-                RULES["ISCSI004"].sources,
+                ISCSI_RULES["ISCSI004"].sources,
                 "S75",
             )
         )
@@ -198,7 +198,7 @@ def check_iscsid_replacement_timeout(
         if differing:
             values = ", ".join(f"{s.sid}: {s.recovery_timeout_s}s" for s in differing)
             findings.append(
-                cite(
+                ISCSI_RULES.cite(
                     "ISCSI014",
                     Severity.INFO,
                     f"iscsid.conf sets {shown}, but sessions without a multipath map run other "
@@ -206,7 +206,7 @@ def check_iscsid_replacement_timeout(
                     "changed, and a re-login keeps the record's value",
                     "`iscsiadm -m node -T <target> -p <portal> -o update -n "
                     f"node.session.timeo.replacement_timeout -v {configured}`, then re-login",
-                    RULES["ISCSI014"].sources,
+                    ISCSI_RULES["ISCSI014"].sources,
                     "S75",
                 )
             )

@@ -22,8 +22,8 @@ Rules look at **effective** options (the kernel's) unless rules.md says they con
 **requested** list (``PV.spec.mountOptions``): NFS004, NFS022, NFS023, NFS030, NFS035, NFS090-093
 and NFSK8S*. Vendor thresholds live in one table per vendor (:mod:`.vendors`); a rule reads the
 table entry of the mount's profile and never tests a profile name. Each rule's sources are in
-:data:`RULES` (the catalogue, also in docs/commands/mount-audit.md) and in every finding's
-``source``.
+:data:`.catalogue.NFS_RULES` (the catalogue, also in docs/commands/mount-audit.md) and in every
+finding's ``source``.
 
 Pure: dataclasses in, dataclasses out, no I/O.
 """
@@ -34,7 +34,6 @@ from kubectl_storage.core.mount_audit.rules.audit import (
     audit_mounts,
     evaluate_mount,
 )
-from kubectl_storage.core.mount_audit.rules.catalogue import RULES, SOURCE_REFS, rule_catalogue
 from kubectl_storage.core.mount_audit.rules.facts import (
     MountAudit,
     MountFacts,
@@ -61,7 +60,6 @@ from kubectl_storage.core.mount_audit.vendors import (
     VENDORS,
 )
 from kubectl_storage.core.nodes.volume_owners import VolumeContext
-from kubectl_storage.core.report.findings import RuleSpec
 
 __all__ = [
     "MOUNT_RULES",
@@ -72,14 +70,11 @@ __all__ = [
     "PROFILE_FILESTORE",
     "PROFILE_GENERIC",
     "PROFILE_ONTAP",
-    "RULES",
     "RULE_IDS",
-    "SOURCE_REFS",
     "VENDORS",
     "MountAudit",
     "MountFacts",
     "NodeFacts",
-    "RuleSpec",
     "VolumeContext",
     "audit_mounts",
     "build_facts",
@@ -91,5 +86,4 @@ __all__ = [
     "nfs_version",
     "normalize_options",
     "requested_vs_effective",
-    "rule_catalogue",
 ]

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from kubectl_storage.core.mount_audit.rules.catalogue import cite
+from kubectl_storage.core.mount_audit.rules.catalogue import NFS_RULES
 from kubectl_storage.core.mount_audit.rules.facts import (
     MountFacts,
 )
@@ -22,7 +22,7 @@ def rule_nfs050_noac(facts: MountFacts) -> list[Finding]:
     if not ("noac" in options or as_text(options.get("actimeo")) == "0" or all_zero):
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS050",
             Severity.WARN,
             "attribute caching disabled (noac/actimeo=0): a significant performance "
@@ -38,7 +38,7 @@ def rule_nfs051_nocto_shared(facts: MountFacts) -> list[Finding]:
         return []
     severity = Severity.WARN if facts.shared_writable else Severity.INFO
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS051",
             severity,
             "nocto: close-to-open consistency off; other clients' changes may stay "
@@ -59,7 +59,7 @@ def rule_nfs052_long_actimeo_shared(facts: MountFacts) -> list[Finding]:
         return []
     severity = Severity.WARN if facts.shared_writable else Severity.INFO
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS052",
             severity,
             f"{', '.join(long_timers)}: other clients' changes stay invisible that long",
@@ -87,7 +87,7 @@ def rule_nfs053_vendor_actimeo(facts: MountFacts) -> list[Finding]:
         return []
     shown = ",".join(f"{name}={value}" for name, value in low.items())
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS053",
             Severity.INFO,
             f"attribute cache timeout set below {minimum}s on {facts.vendor.title} ({shown}): "
@@ -104,7 +104,7 @@ def rule_nfs054_lookupcache(facts: MountFacts) -> list[Finding]:
     if mode not in ("none", "pos", "positive"):
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS054",
             Severity.INFO,
             f"lookupcache={mode}: lookups are revalidated (a cost, legitimate for "
@@ -119,7 +119,7 @@ def rule_nfs055_nosharecache(facts: MountFacts) -> list[Finding]:
     if "nosharecache" not in facts.effective:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS055",
             Severity.WARN,
             "nosharecache: several cached copies of one file can get out of sync",

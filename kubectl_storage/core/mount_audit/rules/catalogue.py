@@ -1,15 +1,15 @@
-"""The NFS rule catalogue: every rule's id, severity, title and sources, and the
-source table; :func:`cite` makes a finding that cites them."""
+"""The NFS rule catalogue as data: the source table and every rule's id, severity, title and
+sources (rules.md A.1 with this project's changes). The machinery (lookup,
+:meth:`~RuleCatalogue.cite`, JSON) is
+:class:`~kubectl_storage.core.report.rule_catalogue.RuleCatalogue`."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from kubectl_storage.core.report.findings import Finding, RuleSpec, Severity
+from kubectl_storage.core.report.rule_catalogue import RuleCatalogue, RuleSpec
 
 # Short references for rules.md section 0 keys (S..) and for the sources this module adds (K..
 # kernel, E.. EFS, G.. Google, T.. Trident); a finding's ``source`` joins the ones it cites.
-SOURCE_REFS: dict[str, str] = {
+_SOURCES: dict[str, str] = {
     "S1": "nfs(5) https://man7.org/linux/man-pages/man5/nfs.5.html",
     "S2": "Linux fs/nfs/super.c nfs_show_mount_options(), nfs_show_options()",
     "S3": "Linux net/sunrpc/stats.c rpc_clnt_show_stats()",
@@ -71,9 +71,9 @@ SOURCE_REFS: dict[str, str] = {
 
 #: The NFS rule catalogue (rules.md A.1, with this project's changes): what each rule checks and
 #: the documents it rests on. Vendor-scoped rules also cite the vendor table's source keys.
-RULES: dict[str, RuleSpec] = {
-    spec.id: spec
-    for spec in (
+NFS_RULES = RuleCatalogue(
+    _SOURCES,
+    (
         RuleSpec("NFS001", "error", "NFSv2 mount", "S7 S1"),
         RuleSpec("NFS002", "warn", "NFSv4.0 mount (no sessions)", "S1 S29 S12 S18 S22"),
         RuleSpec(
@@ -156,20 +156,5 @@ RULES: dict[str, RuleSpec] = {
         RuleSpec("NFSK8S003", "info", "NFS PV without mountOptions", "S42 S43 S1"),
         RuleSpec("NFSK8S004", "info", "FailedMount events with option errors", "S40"),
         RuleSpec("NFSK8S005", "info", "legacy mount-options annotation", "S40"),
-    )
-}
-
-
-def rule_catalogue() -> list[dict[str, Any]]:
-    """Every NFS rule with its severity, title and resolved sources (JSON shape)."""
-    return [spec.to_dict(SOURCE_REFS) for spec in RULES.values()]
-
-
-def cite(
-    rule_id: str, severity: Severity, message: str, fix: str, keys: str | None = None
-) -> Finding:
-    """A finding citing ``keys`` (default: the rule's catalogue sources)."""
-    cited = keys if keys is not None else RULES[rule_id].sources
-    unique = list(dict.fromkeys(cited.split()))
-    source = "; ".join(f"{key} {SOURCE_REFS[key]}" for key in unique if key in SOURCE_REFS)
-    return Finding(rule_id, severity, message, fix, source)
+    ),
+)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kubectl_storage.core.mount_audit.rules.catalogue import cite
+from kubectl_storage.core.mount_audit.rules.catalogue import NFS_RULES
 from kubectl_storage.core.mount_audit.rules.facts import (
     MountFacts,
     client_key,
@@ -25,7 +25,7 @@ def rule_nfs030_nconnect_limit(facts: MountFacts) -> list[Finding]:
     if requested is None or requested <= 16:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS030",
             Severity.ERROR,
             f"nconnect={requested} requested; the limit is 16",
@@ -43,7 +43,7 @@ def rule_nfs032_vendor_nconnect(facts: MountFacts) -> list[Finding]:
     entry, nconnect = facts.vendor, facts.nconnect
     if not entry.nconnect_supported and nconnect > 1:
         return [
-            cite(
+            NFS_RULES.cite(
                 "NFS032",
                 Severity.WARN,
                 f"nconnect={nconnect} on {entry.title}, which does not support nconnect",
@@ -53,7 +53,7 @@ def rule_nfs032_vendor_nconnect(facts: MountFacts) -> list[Finding]:
         ]
     if entry.nconnect_best is not None and nconnect > entry.nconnect_best:
         return [
-            cite(
+            NFS_RULES.cite(
                 "NFS032",
                 entry.nconnect_above_best,
                 f"nconnect={nconnect} on {entry.title}: the vendor documents "
@@ -68,7 +68,7 @@ def rule_nfs032_vendor_nconnect(facts: MountFacts) -> list[Finding]:
         if wanted and nconnect not in wanted:
             values = " or ".join(str(value) for value in wanted)
             return [
-                cite(
+                NFS_RULES.cite(
                     "NFS032",
                     Severity.INFO,
                     f"nconnect={nconnect} on {entry.title} tier {tier}: the vendor recommends "
@@ -85,7 +85,7 @@ def rule_nfs033_nconnect_krb5(facts: MountFacts) -> list[Finding]:
     if facts.nconnect <= 1 or not facts.sec.startswith("krb5"):
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS033",
             Severity.WARN,
             f"nconnect={facts.nconnect} with sec={facts.sec}: the shared GSS context "
@@ -101,7 +101,7 @@ def rule_nfs034_nconnect_v40(facts: MountFacts) -> list[Finding]:
     if facts.nconnect <= 1 or facts.version != "4.0":
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS034",
             Severity.WARN,
             f"nconnect={facts.nconnect} on an NFSv4.0 mount",
@@ -116,7 +116,7 @@ def rule_nfs035_nconnect_old_kernel(facts: MountFacts) -> list[Finding]:
     if kernel is None or kernel >= (5, 3) or "nconnect" not in (facts.requested or {}):
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS035",
             Severity.INFO,
             f"nconnect requested on kernel {facts.node.kernel_release} (< 5.3)",
@@ -141,7 +141,7 @@ def rule_nfs036_max_connect(facts: MountFacts) -> list[Finding]:
         return []
     need = ".".join(str(part) for part in MAX_CONNECT_MIN_KERNEL)
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS036",
             Severity.INFO,
             f"{facts.vendor.title} NFSv4.1+ mount without max_connect={wanted} for session "
@@ -190,7 +190,7 @@ def evaluate_nconnect_consistency(all_facts: Sequence[MountFacts]) -> dict[int, 
                 shared = f", sec={'/'.join(flavours)} share it" if len(flavours) > 1 else ""
                 tls = "" if key[4] == "none" else f", xprtsec={key[4]}"
                 results.setdefault(i, []).append(
-                    cite(
+                    NFS_RULES.cite(
                         "NFS031",
                         Severity.WARN,
                         f"inconsistent nconnect for {key[0]} ({key[2]}, vers {key[3]}{tls}"

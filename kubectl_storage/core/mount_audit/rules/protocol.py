@@ -3,7 +3,7 @@ transport (NFS080, NFS081) and security (NFS100, NFS101)."""
 
 from __future__ import annotations
 
-from kubectl_storage.core.mount_audit.rules.catalogue import cite
+from kubectl_storage.core.mount_audit.rules.catalogue import NFS_RULES
 from kubectl_storage.core.mount_audit.rules.facts import (
     MountFacts,
 )
@@ -19,7 +19,7 @@ def rule_nfs001_nfsv2(facts: MountFacts) -> list[Finding]:
     if facts.version != "2":
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS001",
             Severity.ERROR,
             "NFSv2 mount (vers=2): no longer supported",
@@ -33,7 +33,7 @@ def rule_nfs002_nfsv40(facts: MountFacts) -> list[Finding]:
     if facts.version != "4.0":
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS002",
             Severity.WARN,
             "NFSv4.0 mount: no sessions; delegation callbacks need a server-to-client "
@@ -48,7 +48,7 @@ def rule_nfs003_nfsv3(facts: MountFacts) -> list[Finding]:
     if facts.version != "3":
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS003",
             facts.vendor.v3_severity,
             "NFSv3 mount: locks use the NLM/NSM side-band protocols (stale locks after "
@@ -66,7 +66,7 @@ def rule_nfs004_version_not_pinned(facts: MountFacts) -> list[Finding]:
     if facts.vendor.version_fix:
         fix += f" ({facts.vendor.version_fix})"
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS004",
             Severity.INFO,
             f"no nfsvers/vers requested; the client negotiated {facts.version or 'a version'}"
@@ -86,7 +86,7 @@ def rule_nfs060_v3_local_locks(facts: MountFacts) -> list[Finding]:
     severity = Severity.ERROR if facts.shared_writable else Severity.WARN
     what = "nolock" if "nolock" in facts.effective else f"local_lock={local_lock}"
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS060",
             severity,
             f"NFSv3 with {what}: locks exclude only processes on this node",
@@ -100,7 +100,7 @@ def rule_nfs070_sync(facts: MountFacts) -> list[Finding]:
     if "sync" not in facts.effective:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS070",
             Severity.INFO,
             "sync: every write waits for the server (a significant performance cost)",
@@ -114,7 +114,7 @@ def rule_nfs080_udp(facts: MountFacts) -> list[Finding]:
     if facts.proto not in ("udp", "udp6"):
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS080",
             Severity.ERROR,
             f"proto={facts.proto}: NFS over UDP can cause silent data corruption on Gigabit+ links",
@@ -137,7 +137,7 @@ def rule_nfs081_v3_tcp(facts: MountFacts) -> list[Finding]:
     if has_tcp:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS081",
             Severity.INFO,
             f"NFSv3 {facts.vendor.title} mount without tcp: mountd discovery tries UDP first "
@@ -161,7 +161,7 @@ def rule_nfs100_auth_sys(facts: MountFacts) -> list[Finding]:
     if as_text(facts.effective.get("xprtsec")) in ("tls", "mtls") or facts.local_tls_tunnel:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS100",
             Severity.INFO,
             "sec=sys: the server trusts client-asserted UIDs and data travels in clear",
@@ -176,7 +176,7 @@ def rule_nfs101_xprtsec(facts: MountFacts) -> list[Finding]:
     if mode not in ("tls", "mtls"):
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS101",
             Severity.INFO,
             f"xprtsec={mode}: RPC traffic is TLS-protected",

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from kubectl_storage.core.mount_audit.rules.catalogue import cite
+from kubectl_storage.core.mount_audit.rules.catalogue import NFS_RULES
 from kubectl_storage.core.mount_audit.rules.facts import (
     MountFacts,
 )
@@ -20,7 +20,7 @@ def rule_nfs010_soft_rw(facts: MountFacts) -> list[Finding]:
     if not facts.read_write or not is_soft(facts.effective):
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS010",
             Severity.ERROR,
             "soft/softerr on a read-write mount: a timeout can cause silent data corruption",
@@ -34,7 +34,7 @@ def rule_nfs011_soft_ro(facts: MountFacts) -> list[Finding]:
     if facts.read_write or not is_soft(facts.effective):
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS011",
             Severity.WARN,
             "soft/softerr on a read-only mount is unreliable",
@@ -50,7 +50,7 @@ def rule_nfs012_soft_timeo(facts: MountFacts) -> list[Finding]:
     if minimum is None or not is_soft(facts.effective) or timeo is None or timeo >= minimum:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS012",
             Severity.WARN,
             f"{facts.vendor.title} soft mount with timeo={timeo} (< {minimum})",
@@ -66,7 +66,7 @@ def rule_nfs013_tcp_short_timeo(facts: MountFacts) -> list[Finding]:
     if not (facts.proto or "tcp").startswith("tcp") or timeo is None or timeo >= 150:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS013",
             Severity.WARN,
             f"timeo={timeo} deciseconds over TCP: aggressive retransmits are unnecessary",
@@ -87,7 +87,7 @@ def rule_nfs014_vendor_timeo_retrans(facts: MountFacts) -> list[Finding]:
     ):
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS014",
             Severity.INFO,
             f"{entry.title} mount with timeo={timeo},retrans={retrans} ({entry.title} uses "
@@ -108,7 +108,7 @@ def rule_nfs040_noresvport(facts: MountFacts) -> list[Finding]:
         return []
     keys = entry.source("noresvport") + " " + entry.source("noresvport_before_kernel")
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS040",
             Severity.WARN,
             f"{facts.profile} mount without noresvport: reconnects may not recover",
@@ -123,7 +123,7 @@ def rule_nfs041_noresvport_generic(facts: MountFacts) -> list[Finding]:
     if not facts.vendor.noresvport_needs_insecure_export or "noresvport" not in facts.effective:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS041",
             Severity.INFO,
             "noresvport: the server must accept non-privileged ports (export 'insecure');"

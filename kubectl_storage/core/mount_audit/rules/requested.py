@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from kubectl_storage.core.mount_audit.rules.catalogue import cite
+from kubectl_storage.core.mount_audit.rules.catalogue import NFS_RULES
 from kubectl_storage.core.mount_audit.rules.facts import (
     MountFacts,
 )
@@ -25,7 +25,7 @@ def rule_nfs090_intr(facts: MountFacts) -> list[Finding]:
     if not found:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS090",
             Severity.INFO,
             f"{','.join(found)} requested: ignored by the kernel",
@@ -40,7 +40,7 @@ def rule_nfs091_atime(facts: MountFacts) -> list[Finding]:
     if not found:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS091",
             Severity.INFO,
             f"{','.join(found)} requested: no effect on NFS mounts",
@@ -54,7 +54,7 @@ def rule_nfs092_bg(facts: MountFacts) -> list[Finding]:
     if "bg" not in (facts.requested or {}):
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS092",
             Severity.ERROR,
             "bg requested: on failure mount(8) returns 0 and retries in the background, "
@@ -74,7 +74,7 @@ def rule_nfs093_fstab_only(facts: MountFacts) -> list[Finding]:
     if not found:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS093",
             Severity.INFO,
             f"{','.join(found)} requested: fstab/boot options, meaningless for kubelet "
@@ -94,7 +94,7 @@ def rule_nfsk8s001_requested_vs_effective(facts: MountFacts) -> list[Finding]:
     if not differences:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFSK8S001",
             Severity.WARN,
             "requested options not in effect: " + "; ".join(differences),
@@ -115,7 +115,7 @@ def rule_nfsk8s002_storageclass_drift(facts: MountFacts) -> list[Finding]:
     ):
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFSK8S002",
             Severity.INFO,
             f"StorageClass mountOptions {list(class_options)} differ from the PV's "
@@ -130,7 +130,7 @@ def rule_nfsk8s003_no_mount_options(facts: MountFacts) -> list[Finding]:
     if facts.context.requested_options != ():
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFSK8S003",
             Severity.INFO,
             "the PV has no mountOptions: kernel/nfs-utils defaults apply (version "
@@ -147,7 +147,7 @@ def rule_nfsk8s004_failed_mount_options(facts: MountFacts) -> list[Finding]:
     if not events:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFSK8S004",
             Severity.INFO,
             f"FailedMount with an option error: {events[0][:200]}",
@@ -161,7 +161,7 @@ def rule_nfsk8s005_legacy_annotation(facts: MountFacts) -> list[Finding]:
     if not facts.context.legacy_annotation:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFSK8S005",
             Severity.INFO,
             "the PV uses volume.beta.kubernetes.io/mount-options (legacy)",

@@ -3,7 +3,7 @@ RPC slots (NFS110, NFS111)."""
 
 from __future__ import annotations
 
-from kubectl_storage.core.mount_audit.rules.catalogue import cite
+from kubectl_storage.core.mount_audit.rules.catalogue import NFS_RULES
 from kubectl_storage.core.mount_audit.rules.facts import (
     MountFacts,
 )
@@ -23,7 +23,7 @@ def rule_nfs020_small_rwsize(facts: MountFacts) -> list[Finding]:
     if not small:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS020",
             Severity.WARN,
             f"{small} below {minimum} on {facts.profile}",
@@ -42,7 +42,7 @@ def rule_nfs021_large_rwsize(facts: MountFacts) -> list[Finding]:
     if not large:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS021",
             Severity.WARN,
             f"{large} above {maximum} on {facts.vendor.title}",
@@ -65,7 +65,7 @@ def rule_nfs022_rwsize_negotiated(facts: MountFacts) -> list[Finding]:
     if not differences:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS022",
             Severity.INFO,
             "; ".join(differences),
@@ -83,7 +83,7 @@ def rule_nfs023_small_rwsize_tcp(facts: MountFacts) -> list[Finding]:
     if not small:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS023",
             Severity.INFO,
             f"{small} below 65536 over TCP",
@@ -101,7 +101,7 @@ def rule_nfs110_read_ahead(facts: MountFacts) -> list[Finding]:
     if read_ahead != 128:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS110",
             Severity.INFO,
             f"read_ahead_kb=128 for {facts.mount.major_minor}: sequential reads are throttled",
@@ -129,7 +129,7 @@ def rule_nfs111_slot_tables(facts: MountFacts) -> list[Finding]:
     else:
         return []
     return [
-        cite(
+        NFS_RULES.cite(
             "NFS111",
             Severity.INFO,
             f"{value}: more slots than {entry.title} accepts",
