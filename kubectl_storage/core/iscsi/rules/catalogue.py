@@ -1,6 +1,5 @@
-"""The iSCSI/multipath rule catalogue as data: the source table (rules.md section 0 keys S.. and
-H.. host utilities) and every rule's id, severity, title and sources (rules.md B.3 with this
-project's changes). The machinery (lookup, :meth:`~RuleCatalogue.cite`, JSON) is
+"""Data: the iSCSI/multipath rules (rules.md B.3 with this project's changes) and the documents
+they cite (rules.md section 0 keys S.., and H.. for the NetApp host utilities), as one
 :class:`~kubectl_storage.core.report.rule_catalogue.RuleCatalogue`."""
 
 from __future__ import annotations

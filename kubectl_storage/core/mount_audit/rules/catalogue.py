@@ -1,7 +1,6 @@
-"""The NFS rule catalogue as data: the source table and every rule's id, severity, title and
-sources (rules.md A.1 with this project's changes). The machinery (lookup,
-:meth:`~RuleCatalogue.cite`, JSON) is
-:class:`~kubectl_storage.core.report.rule_catalogue.RuleCatalogue`."""
+"""Data: the NFS rule catalogue (rules.md A.1, with this project's changes), a
+:class:`~kubectl_storage.core.report.rule_catalogue.RuleCatalogue` that looks rules up, cites
+their sources in findings and lists them as JSON."""
 
 from __future__ import annotations
 
