@@ -31,6 +31,7 @@ from kubectl_storage.core.mount_audit.report import (
     VolumeRef,
 )
 from kubectl_storage.core.mount_audit.rules import NodeFacts, audit_mounts
+from kubectl_storage.core.nodes.capture import NodeCapture, first_line, line_warnings
 from kubectl_storage.core.nodes.collect import MOUNT_SECTIONS
 from kubectl_storage.core.nodes.kubelet_paths import KIND_BLOCK, KIND_GLOBAL_MOUNT, KIND_POD_VOLUME
 from kubectl_storage.core.nodes.mount_model import (
@@ -42,17 +43,11 @@ from kubectl_storage.core.nodes.mount_model import (
 )
 from kubectl_storage.core.nodes.mounts import detect_mount_format, parse_mounts
 from kubectl_storage.core.nodes.paste import SKIPPED, LineNote
+from kubectl_storage.core.nodes.volume_objects import VolumeObjects
 from kubectl_storage.core.nodes.volume_owners import VolumeOwner
 from kubectl_storage.errors import UsageError
 from kubectl_storage.kube.api import KubeApi
-from kubectl_storage.operations.node_capture import (
-    NodeCapture,
-    VolumeObjects,
-    first_line,
-    line_warnings,
-    read_capture_files,
-    read_volume_objects,
-)
+from kubectl_storage.operations.node_capture import read_capture_files, read_volume_objects
 from kubectl_storage.operations.node_inspection import (
     InspectionCommand,
     InspectionKind,
@@ -94,9 +89,7 @@ def audit_nodes(api: KubeApi, outputs: list[NodeOutput], profile: str | None) ->
     """Map the nodes' volumes to the cluster's objects, audit, report."""
     log.info("reading pods, volumes, claims and classes")
     objects = read_volume_objects(api)
-    nodes = [
-        build_node_report(NodeCapture.from_output(output), objects, profile) for output in outputs
-    ]
+    nodes = [build_node_report(output.capture(), objects, profile) for output in outputs]
     return build_report(nodes, source="cluster", profile=profile)
 
 

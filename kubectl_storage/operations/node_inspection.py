@@ -18,6 +18,7 @@ from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.labels import object_name, with_run_labels
 from kubectl_storage.core.k8s.manifests import Manifest, build_node_inspection_pod
 from kubectl_storage.core.k8s.objects import dig
+from kubectl_storage.core.nodes.capture import NodeCapture
 from kubectl_storage.core.nodes.collect import collection_script, split_sections
 from kubectl_storage.errors import NotFoundError, StorageToolError, UsageError
 from kubectl_storage.kube.api import JsonDict, KubeApi
@@ -90,6 +91,10 @@ class NodeOutput:
     node: str
     sections: dict[str, str] = field(default_factory=dict)
     error: str | None = None
+
+    def capture(self) -> NodeCapture:
+        """The node's texts, as the report builders read them (live and offline alike)."""
+        return NodeCapture.from_sections(self.node, self.sections, self.error)
 
 
 def select_nodes(api: KubeApi, request: InspectionRequest) -> list[JsonDict]:

@@ -1,7 +1,7 @@
 """A lab phase's raw collection through the live code path, minus the pod.
 
 The guest ran the same collection script a node inspection pod runs; here its output is split
-with the live ``split_sections``, wrapped in the live ``NodeOutput`` / ``NodeCapture``, and
+with the live ``split_sections``, wrapped in the live ``NodeOutput`` (and its ``NodeCapture``), and
 given to the live ``build_node_report`` of mount-audit or iscsi, together with the Kubernetes
 objects a cluster would hold for the volumes the scenario mounted (pods, PVs, PVCs, built from
 the phase's ``volumes.tsv``), so the kubelet-path join and the requested options are the live
@@ -17,9 +17,9 @@ from typing import Any
 from kubectl_storage.core.iscsi.report import IscsiReport
 from kubectl_storage.core.mount_audit.report import MountAuditReport
 from kubectl_storage.core.nodes.collect import split_sections
+from kubectl_storage.core.nodes.volume_objects import VolumeObjects
 from kubectl_storage.operations import iscsi as iscsi_op
 from kubectl_storage.operations import mount_audit
-from kubectl_storage.operations.node_capture import NodeCapture, VolumeObjects
 from kubectl_storage.operations.node_inspection import NodeOutput
 
 #: The node name the lab's captures carry (the guest's hostname).
@@ -110,14 +110,14 @@ def iscsi_objects(phase: Path) -> VolumeObjects:
 
 def typed_mount_report(phase: Path, profile: str | None = None) -> MountAuditReport:
     """mount-audit's node report for an NFS phase, and the report around it."""
-    capture = NodeCapture.from_output(node_output(phase, "mount"))
+    capture = node_output(phase, "mount").capture()
     node = mount_audit.build_node_report(capture, nfs_objects(phase), profile)
     return mount_audit.build_report([node], source="cluster", profile=profile)
 
 
 def typed_iscsi_report(phase: Path) -> IscsiReport:
     """iscsi's node report for an iSCSI phase, and the report around it."""
-    capture = NodeCapture.from_output(node_output(phase, "iscsi"))
+    capture = node_output(phase, "iscsi").capture()
     node = iscsi_op.build_node_report(capture, iscsi_objects(phase))
     return iscsi_op.build_report([node], source="cluster")
 

@@ -9,11 +9,12 @@ from pathlib import Path
 from kubectl_storage.core.iscsi.iscsid_conf import looks_like_iscsid_conf
 from kubectl_storage.core.iscsi.report import IscsiReport
 from kubectl_storage.core.iscsi.sessions import IscsiInputFormat, detect_iscsi_format
+from kubectl_storage.core.nodes.capture import first_line
 from kubectl_storage.core.nodes.mount_model import FORMAT_MOUNTINFO
 from kubectl_storage.core.nodes.mounts import detect_mount_format
 from kubectl_storage.errors import UsageError
 from kubectl_storage.operations.iscsi.node import build_node_report, build_report
-from kubectl_storage.operations.node_capture import first_line, read_capture_files
+from kubectl_storage.operations.node_capture import read_capture_files
 
 # --from-file formats → the live section they stand for.
 _FILE_KINDS = {

@@ -8,7 +8,7 @@ from kubectl_storage.core.iscsi.report import IscsiReport
 from kubectl_storage.core.nodes.collect import ISCSI_SECTIONS
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.operations.iscsi.node import build_node_report, build_report
-from kubectl_storage.operations.node_capture import NodeCapture, read_volume_objects
+from kubectl_storage.operations.node_capture import read_volume_objects
 from kubectl_storage.operations.node_inspection import (
     InspectionCommand,
     InspectionKind,
@@ -35,5 +35,5 @@ def inspect_iscsi(api: KubeApi, outputs: list[NodeOutput]) -> IscsiReport:
     """Name the claims behind the nodes' LUNs, evaluate, report."""
     log.info("reading pods, volumes and claims")
     objects = read_volume_objects(api)
-    nodes = [build_node_report(NodeCapture.from_output(output), objects) for output in outputs]
+    nodes = [build_node_report(output.capture(), objects) for output in outputs]
     return build_report(nodes, source="cluster")

@@ -12,9 +12,9 @@ from kubectl_storage.core.iscsi.sanlun_table import SanlunDevice, devices_by_nam
 from kubectl_storage.core.iscsi.sessions import IscsiDisk, IscsiSession
 from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.core.nodes.mount_model import MountEntry
+from kubectl_storage.core.nodes.volume_objects import VolumeObjects
 from kubectl_storage.core.nodes.volume_owners import VolumeOwner
 from kubectl_storage.operations.iscsi.parse import ParsedNode
-from kubectl_storage.operations.node_capture import VolumeObjects
 
 TRIDENT_CSI_DRIVER = "csi.trident.netapp.io"
 

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 
 from kubectl_storage.core.iscsi.report import HostTools, IscsiNode, IscsiReport
 from kubectl_storage.core.iscsi.rules import evaluate_iscsi_node
+from kubectl_storage.core.nodes.capture import NodeCapture, first_line
+from kubectl_storage.core.nodes.volume_objects import VolumeObjects
 from kubectl_storage.core.report.findings import Finding
 from kubectl_storage.operations.iscsi.luns import (
     bare_devices_in_use,
@@ -15,7 +17,6 @@ from kubectl_storage.operations.iscsi.luns import (
     runs_trident,
 )
 from kubectl_storage.operations.iscsi.parse import ParsedNode, parse_node, tool_facts
-from kubectl_storage.operations.node_capture import NodeCapture, VolumeObjects, first_line
 
 
 def build_report(nodes: Sequence[IscsiNode], source: str) -> IscsiReport:

@@ -30,11 +30,11 @@ from kubectl_storage.core.iscsi.sessions import (
     parse_iscsiadm_session_detail,
     scsi_device_states,
 )
+from kubectl_storage.core.nodes.capture import NodeCapture, first_line, line_warnings
 from kubectl_storage.core.nodes.collect import ABSENT_MARKER, parse_tools_section
 from kubectl_storage.core.nodes.mount_model import MountEntry, MountParseError
 from kubectl_storage.core.nodes.mounts import parse_mountinfo
 from kubectl_storage.core.nodes.paste import SKIPPED, LineNote
-from kubectl_storage.operations.node_capture import NodeCapture, first_line, line_warnings
 
 
 @dataclass

@@ -40,9 +40,10 @@ from kubectl_storage.core.iscsi.sessions import (
     parse_iscsiadm_node,
     parse_iscsiadm_session_detail,
 )
+from kubectl_storage.core.nodes.capture import NodeCapture
+from kubectl_storage.core.nodes.volume_objects import VolumeObjects
 from kubectl_storage.core.report.findings import Finding, Severity
 from kubectl_storage.operations.iscsi import build_node_report
-from kubectl_storage.operations.mount_audit import NodeCapture, VolumeObjects
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 
@@ -679,14 +680,12 @@ def test_a_connection_really_down_is_still_iscsi001() -> None:
 
 def _lab_node_report(*, multipathd_answers: bool):  # type: ignore[no-untyped-def]
     from kubectl_storage.core.nodes.collect import split_sections
-    from kubectl_storage.operations.node_capture import NodeCapture
-    from kubectl_storage.operations.node_inspection import NodeOutput
 
     text = LAB_CAPTURE.read_text()
     if not multipathd_answers:  # derived: the section as a pod outside the host network got it
         head, rest = text.split("==> kubectl-storage:multipathd-json\n", 1)
         text = head + "==> kubectl-storage:multipathd-json\n" + "==> " + rest.split("==> ", 1)[1]
-    capture = NodeCapture.from_output(NodeOutput("nodelab", split_sections(text)))
+    capture = NodeCapture.from_sections("nodelab", split_sections(text))
     return build_node_report(capture, None)
 
 

@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
+from kubectl_storage.core.nodes.capture import DEFAULT_NODE
+from kubectl_storage.core.nodes.kubectl_objects import kubernetes_items, volume_objects_from_items
 from kubectl_storage.core.nodes.paste import unquote_mail
 from kubectl_storage.errors import UsageError
 from kubectl_storage.operations.iscsi import iscsi_files
 from kubectl_storage.operations.mount_audit import audit_files
 from kubectl_storage.operations.node_capture import (
-    DEFAULT_NODE,
-    kubernetes_items,
+    load_yaml_documents,
     read_capture_files,
     split_node_assignment,
-    volume_objects_from_items,
 )
 from tests.conftest import FIXTURES
 
@@ -161,7 +161,7 @@ def test_several_documents_arrays_and_yaml() -> None:
     }
     other_event = {**event, "reason": "Scheduled"}
     concatenated = json.dumps(pv) + "\n" + json.dumps([pvc, event, other_event])
-    items = kubernetes_items(concatenated)
+    items = kubernetes_items(concatenated, load_yaml_documents)
     assert items is not None
     objects = volume_objects_from_items(items)
     assert (len(objects.pvs), len(objects.pvcs), len(objects.events)) == (1, 1, 1)
@@ -170,7 +170,7 @@ def test_several_documents_arrays_and_yaml() -> None:
         "- apiVersion: storage.k8s.io/v1\n  kind: StorageClass\n  metadata:\n    name: anf\n"
         "  provisioner: csi.trident.netapp.io\n"
     )
-    items = kubernetes_items(yaml_text)
+    items = kubernetes_items(yaml_text, load_yaml_documents)
     assert items is not None
     assert volume_objects_from_items(items).storage_classes[0]["metadata"]["name"] == "anf"
 
@@ -185,7 +185,7 @@ def test_several_documents_arrays_and_yaml() -> None:
     ],
 )
 def test_node_files_are_not_taken_for_kubernetes_objects(relative: str) -> None:
-    assert kubernetes_items((FIXTURES / relative).read_text()) is None
+    assert kubernetes_items((FIXTURES / relative).read_text(), load_yaml_documents) is None
 
 
 def test_objects_alone_are_a_usage_error() -> None:

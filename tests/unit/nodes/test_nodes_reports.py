@@ -11,7 +11,9 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from kubectl_storage.core.nodes.capture import NodeCapture
 from kubectl_storage.core.nodes.kubelet_paths import volume_handle_sha256
+from kubectl_storage.core.nodes.volume_objects import VolumeObjects
 from kubectl_storage.core.report.findings import Severity
 from kubectl_storage.operations.iscsi import (
     build_node_report as iscsi_node,
@@ -24,14 +26,11 @@ from kubectl_storage.operations.iscsi import (
     parse_block_devices,
 )
 from kubectl_storage.operations.mount_audit import (
-    NodeCapture,
-    VolumeObjects,
     audit_files,
     build_node_report,
     build_report,
     parse_nfs_params,
 )
-from kubectl_storage.operations.node_inspection import NodeOutput
 from kubectl_storage.render.iscsi import write_iscsi_table
 from kubectl_storage.render.mount_audit import write_mount_audit_table
 from tests.conftest import FIXTURES
@@ -94,7 +93,7 @@ def storage_class(options: list[str]) -> dict[str, Any]:
 def capture(node: str = "w1", error: str | None = None, **sections: str) -> NodeCapture:
     """A node's output as inspect_nodes returns it (section names use dashes)."""
     named = {name.replace("_", "-"): text for name, text in sections.items()}
-    return NodeCapture.from_output(NodeOutput(node, named, error))
+    return NodeCapture.from_sections(node, named, error)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,31 +1,27 @@
-"""The pods, PVs, PVCs and StorageClasses behind kubelet's mount paths, read once per run."""
+"""The pods, PVs, PVCs and StorageClasses behind kubelet's mount paths (read once per run by
+operations, or from ``kubectl get -o json|yaml`` captures) and what the node commands ask of
+them: the owner of a mount point, the NFS rules' view of a volume."""
 
 from __future__ import annotations
 
-import logging
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
-from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.objects import dig
-from kubectl_storage.core.nodes.volume_owners import VolumeContext, VolumeOwner, resolve_mountpoints
-from kubectl_storage.errors import ClusterError
-from kubectl_storage.kube.api import JsonDict, KubeApi
-
-log = logging.getLogger(__name__)
-
+from kubectl_storage.core.nodes.volume_owners import (
+    JsonDict,
+    VolumeContext,
+    VolumeOwner,
+    resolve_mountpoints,
+)
 
 KUBELET_ROOTS = (
     "/var/lib/kubelet",
     "/var/lib/k0s/kubelet",
     "/var/snap/microk8s/common/var/lib/kubelet",
 )
-
-# ---------------------------------------------------------------------------------------------
-# The cluster side: volumes, claims and classes, read once
-# ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -138,21 +134,3 @@ class _Usage:
             if uid and event.get("message"):
                 events[uid].append(str(event["message"]))
         return cls(dict(rw_nodes), dict(pod_uids), dict(events))
-
-
-def read_volume_objects(api: KubeApi) -> VolumeObjects:
-    """Read what the mapping needs, once for all nodes; what cannot be read is left empty."""
-    found: dict[str, tuple[JsonDict, ...]] = {}
-    for name, kind, selector in (
-        ("pods", kinds.POD, None),
-        ("pvs", kinds.PV, None),
-        ("pvcs", kinds.PVC, None),
-        ("storage_classes", kinds.STORAGE_CLASS, None),
-        ("events", kinds.EVENT, "reason=FailedMount"),
-    ):
-        try:
-            found[name] = tuple(api.list(kind, all_namespaces=True, field_selector=selector))
-        except ClusterError as exc:
-            log.warning("cannot list %s (%s); volumes are mapped without them", name, exc.message)
-            found[name] = ()
-    return VolumeObjects(**found)

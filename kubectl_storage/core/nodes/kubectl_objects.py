@@ -1,17 +1,23 @@
 """``kubectl get … -o json|yaml`` captures among the ``--from-file`` inputs: the cluster's
-objects, offline."""
+objects, offline.
+
+YAML is decoded by the caller's ``load_yaml`` (core imports the standard library only); the rest
+(JSON documents, Lists unpacked, the objects the node commands use) is here."""
 
 from __future__ import annotations
 
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.kube.api import JsonDict
-from kubectl_storage.operations.node_capture.objects import VolumeObjects
+from kubectl_storage.core.nodes.volume_objects import VolumeObjects
+from kubectl_storage.core.nodes.volume_owners import JsonDict
+
+#: ``load_yaml(text)``: the YAML documents of a text, or None when it is not YAML.
+YamlLoader = Callable[[str], list[Any] | None]
 
 # ---------------------------------------------------------------------------------------------
 # kubectl get -o json|yaml captures
@@ -26,17 +32,18 @@ _OBJECT_FIELDS: Mapping[str, str] = {
 }
 
 
-def kubernetes_items(text: str) -> list[JsonDict] | None:
+def kubernetes_items(text: str, load_yaml: YamlLoader) -> list[JsonDict] | None:
     """The objects of a ``kubectl get … -o json`` (or ``-o yaml``) capture, Lists unpacked
     (``kubectl get pv,pvc,sc``), several documents one after another allowed; None when the
-    text is not Kubernetes objects (multipathd JSON, any node file).
+    text is not Kubernetes objects (multipathd JSON, any node file). A text that looks like
+    YAML objects is decoded with ``load_yaml``.
     """
     stripped = text.strip()
     documents: list[Any] | None = None
     if stripped.startswith(("{", "[")):
         documents = _json_documents(stripped)
     elif re.search(r"^apiVersion:", stripped, re.M) and re.search(r"^kind:", stripped, re.M):
-        documents = _yaml_documents(stripped)
+        documents = load_yaml(stripped)
     if not documents:
         return None
     items: list[JsonDict] = []
@@ -61,15 +68,6 @@ def _json_documents(text: str) -> list[Any] | None:
         while index < len(text) and text[index].isspace():
             index += 1
     return documents
-
-
-def _yaml_documents(text: str) -> list[Any] | None:
-    import yaml  # noqa: PLC0415 - only for YAML captures
-
-    try:
-        return [document for document in yaml.safe_load_all(text) if document is not None]
-    except yaml.YAMLError:
-        return None
 
 
 def _objects_of(document: Any) -> list[JsonDict] | None:
