@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from kubectl_storage.core.iscsi.report import IscsiReport
+from kubectl_storage.core.mount_audit import node_report as mount_nodes
 from kubectl_storage.core.mount_audit.report import MountAuditReport
 from kubectl_storage.core.nodes.collect import split_sections
 from kubectl_storage.core.nodes.volume_objects import VolumeObjects
 from kubectl_storage.operations import iscsi as iscsi_op
-from kubectl_storage.operations import mount_audit
 from kubectl_storage.operations.node_inspection import NodeOutput
 
 #: The node name the lab's captures carry (the guest's hostname).
@@ -111,8 +111,8 @@ def iscsi_objects(phase: Path) -> VolumeObjects:
 def typed_mount_report(phase: Path, profile: str | None = None) -> MountAuditReport:
     """mount-audit's node report for an NFS phase, and the report around it."""
     capture = node_output(phase, "mount").capture()
-    node = mount_audit.build_node_report(capture, nfs_objects(phase), profile)
-    return mount_audit.build_report([node], source="cluster", profile=profile)
+    node = mount_nodes.build_node_report(capture, nfs_objects(phase), profile)
+    return mount_nodes.build_report([node], source="cluster", profile=profile)
 
 
 def typed_iscsi_report(phase: Path) -> IscsiReport:

@@ -11,6 +11,11 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from kubectl_storage.core.mount_audit.node_report import (
+    build_node_report,
+    build_report,
+    parse_nfs_params,
+)
 from kubectl_storage.core.nodes.capture import NodeCapture
 from kubectl_storage.core.nodes.kubelet_paths import volume_handle_sha256
 from kubectl_storage.core.nodes.volume_objects import VolumeObjects
@@ -25,12 +30,7 @@ from kubectl_storage.operations.iscsi import (
     iscsi_files,
     parse_block_devices,
 )
-from kubectl_storage.operations.mount_audit import (
-    audit_files,
-    build_node_report,
-    build_report,
-    parse_nfs_params,
-)
+from kubectl_storage.operations.mount_audit import audit_files
 from kubectl_storage.render.iscsi import write_iscsi_table
 from kubectl_storage.render.mount_audit import write_mount_audit_table
 from tests.conftest import FIXTURES
