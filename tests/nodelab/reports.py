@@ -14,12 +14,12 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
+from kubectl_storage.core.iscsi import node_report as iscsi_nodes
 from kubectl_storage.core.iscsi.report import IscsiReport
 from kubectl_storage.core.mount_audit import node_report as mount_nodes
 from kubectl_storage.core.mount_audit.report import MountAuditReport
 from kubectl_storage.core.nodes.collect import split_sections
 from kubectl_storage.core.nodes.volume_objects import VolumeObjects
-from kubectl_storage.operations import iscsi as iscsi_op
 from kubectl_storage.operations.node_inspection import NodeOutput
 
 #: The node name the lab's captures carry (the guest's hostname).
@@ -118,8 +118,8 @@ def typed_mount_report(phase: Path, profile: str | None = None) -> MountAuditRep
 def typed_iscsi_report(phase: Path) -> IscsiReport:
     """iscsi's node report for an iSCSI phase, and the report around it."""
     capture = node_output(phase, "iscsi").capture()
-    node = iscsi_op.build_node_report(capture, iscsi_objects(phase))
-    return iscsi_op.build_report([node], source="cluster")
+    node = iscsi_nodes.build_node_report(capture, iscsi_objects(phase))
+    return iscsi_nodes.build_report([node], source="cluster")
 
 
 def typed_report_for(phase: Path, profile: str | None = None) -> MountAuditReport | IscsiReport:

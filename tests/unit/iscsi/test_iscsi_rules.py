@@ -16,6 +16,7 @@ from kubectl_storage.core.iscsi.multipath import (
     parse_multipathd_json,
 )
 from kubectl_storage.core.iscsi.multipath_conf import parse_multipath_conf
+from kubectl_storage.core.iscsi.node_report import build_node_report
 from kubectl_storage.core.iscsi.rules import (
     check_chap,
     check_duplicate_sessions,
@@ -43,7 +44,6 @@ from kubectl_storage.core.iscsi.sessions import (
 from kubectl_storage.core.nodes.capture import NodeCapture
 from kubectl_storage.core.nodes.volume_objects import VolumeObjects
 from kubectl_storage.core.report.findings import Finding, Severity
-from kubectl_storage.operations.iscsi import build_node_report
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 

@@ -11,6 +11,9 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from kubectl_storage.core.iscsi.node_parse import parse_block_devices
+from kubectl_storage.core.iscsi.node_report import build_node_report as iscsi_node
+from kubectl_storage.core.iscsi.node_report import build_report as iscsi_report
 from kubectl_storage.core.mount_audit.node_report import (
     build_node_report,
     build_report,
@@ -20,16 +23,7 @@ from kubectl_storage.core.nodes.capture import NodeCapture
 from kubectl_storage.core.nodes.kubelet_paths import volume_handle_sha256
 from kubectl_storage.core.nodes.volume_objects import VolumeObjects
 from kubectl_storage.core.report.findings import Severity
-from kubectl_storage.operations.iscsi import (
-    build_node_report as iscsi_node,
-)
-from kubectl_storage.operations.iscsi import (
-    build_report as iscsi_report,
-)
-from kubectl_storage.operations.iscsi import (
-    iscsi_files,
-    parse_block_devices,
-)
+from kubectl_storage.operations.iscsi import iscsi_files
 from kubectl_storage.operations.mount_audit import audit_files
 from kubectl_storage.render.iscsi import write_iscsi_table
 from kubectl_storage.render.mount_audit import write_mount_audit_table

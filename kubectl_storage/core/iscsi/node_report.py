@@ -1,22 +1,33 @@
-"""One node's report: its texts parsed, devices mapped to claims, the MP/ISCSI rules run; and the
-IscsiReport around the nodes."""
+"""iscsi's report, built from node texts: one node's texts parsed (:mod:`.node_parse`), its
+devices mapped to claims with a sanlun-like view of each LUN (:mod:`.luns`), the MP/ISCSI rules
+run; and the IscsiReport around the nodes. Live (a privileged debug pod's sections) and offline
+(``--from-file`` captures) alike; a node without iSCSI is a normal result, not an error."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
-from kubectl_storage.core.iscsi.report import HostTools, IscsiNode, IscsiReport
-from kubectl_storage.core.iscsi.rules import evaluate_iscsi_node
-from kubectl_storage.core.nodes.capture import NodeCapture, first_line
-from kubectl_storage.core.nodes.volume_objects import VolumeObjects
-from kubectl_storage.core.report.findings import Finding
-from kubectl_storage.operations.iscsi.luns import (
+from kubectl_storage.core.iscsi.luns import (
     bare_devices_in_use,
     device_owners,
     lun_view,
     runs_trident,
 )
-from kubectl_storage.operations.iscsi.parse import ParsedNode, parse_node, tool_facts
+from kubectl_storage.core.iscsi.node_parse import ParsedNode, parse_node, tool_facts
+from kubectl_storage.core.iscsi.report import HostTools, IscsiNode, IscsiReport
+from kubectl_storage.core.iscsi.rules import evaluate_iscsi_node
+from kubectl_storage.core.nodes.capture import NodeCapture, first_line
+from kubectl_storage.core.nodes.volume_objects import VolumeObjects
+from kubectl_storage.core.report.findings import Finding
+
+
+def inspect_captures(
+    captures: Iterable[NodeCapture], objects: VolumeObjects | None, *, source: str
+) -> IscsiReport:
+    """The report of these nodes' texts, their devices mapped to the claims in ``objects`` (the
+    cluster's pods, PVs and PVCs; None when unknown). Live and ``--from-file`` runs both end
+    here; ``source`` is ``cluster`` or ``files``."""
+    return build_report([build_node_report(capture, objects) for capture in captures], source)
 
 
 def build_report(nodes: Sequence[IscsiNode], source: str) -> IscsiReport:

@@ -1,5 +1,6 @@
 """One node's texts parsed: sessions, maps, configuration, records, sanlun, mountinfo and the
-block devices, with what could not be read kept as warnings; and the host tools probed."""
+block devices, with what could not be read kept as warnings; the host tools probed; and which
+section a ``--from-file`` capture stands for."""
 
 from __future__ import annotations
 
@@ -7,7 +8,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_storage.core.iscsi.iscsid_conf import IscsidConf, parse_iscsid_conf
+from kubectl_storage.core.iscsi.iscsid_conf import (
+    IscsidConf,
+    looks_like_iscsid_conf,
+    parse_iscsid_conf,
+)
 from kubectl_storage.core.iscsi.multipath import (
     MultipathMap,
     MultipathParseError,
@@ -32,9 +37,36 @@ from kubectl_storage.core.iscsi.sessions import (
 )
 from kubectl_storage.core.nodes.capture import NodeCapture, first_line, line_warnings
 from kubectl_storage.core.nodes.collect import ABSENT_MARKER, parse_tools_section
-from kubectl_storage.core.nodes.mount_model import MountEntry, MountParseError
-from kubectl_storage.core.nodes.mounts import parse_mountinfo
+from kubectl_storage.core.nodes.mount_model import FORMAT_MOUNTINFO, MountEntry, MountParseError
+from kubectl_storage.core.nodes.mounts import detect_mount_format, parse_mountinfo
 from kubectl_storage.core.nodes.paste import SKIPPED, LineNote
+
+# --from-file formats → the live section they stand for.
+_FILE_KINDS = {
+    IscsiInputFormat.MULTIPATH_LL: "multipath-ll",
+    IscsiInputFormat.MULTIPATHD_JSON: "multipathd-json",
+    IscsiInputFormat.MULTIPATH_CONF: "multipath-conf",
+    IscsiInputFormat.ISCSIADM_SESSION: "iscsiadm-session",
+    IscsiInputFormat.ISCSIADM_SESSION_DETAIL: "iscsiadm-session",
+    IscsiInputFormat.ISCSIADM_NODE: "iscsiadm-node",
+    IscsiInputFormat.ISCSI_SYSFS: "iscsi-sysfs",
+    IscsiInputFormat.SANLUN: "sanlun",
+}
+
+
+def iscsi_file_kind(text: str) -> str | None:
+    """The section a ``--from-file`` input stands for (``multipath-ll``, ``iscsi-sysfs``...),
+    or None when it is no iSCSI or multipath output we read."""
+    fmt = detect_iscsi_format(text)
+    if fmt in _FILE_KINDS:
+        return _FILE_KINDS[fmt]
+    if "No active sessions" in text:
+        return "iscsiadm-session"
+    if detect_mount_format(text) == FORMAT_MOUNTINFO:
+        return "mountinfo"
+    if looks_like_iscsid_conf(text):
+        return "iscsid-conf"
+    return None
 
 
 @dataclass

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from kubectl_storage.core.iscsi.multipath import MultipathPath
+from kubectl_storage.core.iscsi.node_parse import ParsedNode
 from kubectl_storage.core.iscsi.report import ClaimRef, LunPath, LunRow, path_failed
 from kubectl_storage.core.iscsi.sanlun_table import SanlunDevice, devices_by_name
 from kubectl_storage.core.iscsi.sessions import IscsiDisk, IscsiSession
@@ -14,7 +15,6 @@ from kubectl_storage.core.k8s.objects import dig
 from kubectl_storage.core.nodes.mount_model import MountEntry
 from kubectl_storage.core.nodes.volume_objects import VolumeObjects
 from kubectl_storage.core.nodes.volume_owners import VolumeOwner
-from kubectl_storage.operations.iscsi.parse import ParsedNode
 
 TRIDENT_CSI_DRIVER = "csi.trident.netapp.io"
 
