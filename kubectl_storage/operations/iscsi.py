@@ -18,11 +18,13 @@ from pathlib import Path
 from kubectl_storage.core.iscsi.node_parse import iscsi_file_kind
 from kubectl_storage.core.iscsi.node_report import inspect_captures
 from kubectl_storage.core.iscsi.report import IscsiReport
-from kubectl_storage.core.nodes.capture import first_line
 from kubectl_storage.core.nodes.collect import ISCSI_SECTIONS
-from kubectl_storage.errors import UsageError
 from kubectl_storage.kube.api import KubeApi
-from kubectl_storage.operations.node_capture import read_capture_files, read_volume_objects
+from kubectl_storage.operations.node_capture import (
+    read_capture_files,
+    read_volume_objects,
+    unknown_format,
+)
 from kubectl_storage.operations.node_inspection import (
     InspectionCommand,
     InspectionKind,
@@ -75,11 +77,12 @@ def classify_iscsi_file(path: Path, text: str) -> str:
     """
     kind = iscsi_file_kind(text)
     if kind is None:
-        raise UsageError(
-            f"--from-file {path}: not iSCSI or multipath output"
-            + (f" (it starts with {first_line(text)!r})" if text.strip() else " (it is empty)"),
+        raise unknown_format(
+            path,
+            text,
+            "not iSCSI or multipath output",
             "Give `multipath -ll`, `multipathd show maps json`, `iscsiadm -m session [-P 3]`, "
-            "`iscsiadm -m node`, `sanlun lun show -p`, /etc/multipath.conf, "
-            "/etc/iscsi/iscsid.conf or /proc/1/mountinfo.",
+            "`iscsiadm -m node`, `sanlun lun show -p`, /etc/multipath.conf, /etc/iscsi/iscsid.conf "
+            "or /proc/1/mountinfo.",
         )
     return kind

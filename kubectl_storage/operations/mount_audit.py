@@ -16,11 +16,13 @@ from pathlib import Path
 
 from kubectl_storage.core.mount_audit.node_report import audit_captures, mount_file_kind
 from kubectl_storage.core.mount_audit.report import MountAuditReport
-from kubectl_storage.core.nodes.capture import first_line
 from kubectl_storage.core.nodes.collect import MOUNT_SECTIONS
-from kubectl_storage.errors import UsageError
 from kubectl_storage.kube.api import KubeApi
-from kubectl_storage.operations.node_capture import read_capture_files, read_volume_objects
+from kubectl_storage.operations.node_capture import (
+    read_capture_files,
+    read_volume_objects,
+    unknown_format,
+)
 from kubectl_storage.operations.node_inspection import (
     InspectionCommand,
     InspectionKind,
@@ -73,9 +75,10 @@ def classify_mount_file(path: Path, text: str) -> str:
     """
     kind = mount_file_kind(text)
     if kind is None:
-        raise UsageError(
-            f"--from-file {path}: not a mount table, nfsstat -m or mountstats output"
-            + (f" (it starts with {first_line(text)!r})" if text.strip() else " (it is empty)"),
+        raise unknown_format(
+            path,
+            text,
+            "not a mount table, nfsstat -m or mountstats output",
             "Give /proc/<pid>/mountinfo, /proc/mounts, `mount` or `nfsstat -m` output, or "
             "/proc/<pid>/mountstats.",
         )

@@ -12,7 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.core.nodes.capture import CaptureFiles, CaptureInput, group_captures
+from kubectl_storage.core.nodes.capture import (
+    CaptureFiles,
+    CaptureInput,
+    first_line,
+    group_captures,
+)
 from kubectl_storage.core.nodes.kubectl_objects import kubernetes_items
 from kubectl_storage.core.nodes.paste import unquote_mail
 from kubectl_storage.core.nodes.volume_objects import VolumeObjects
@@ -85,6 +90,16 @@ def read_capture_files(
             "Add the node's files (mountinfo, mountstats, multipath -ll, iscsiadm ...).",
         )
     return group_captures(inputs, node_name, items)
+
+
+def unknown_format(path: Path, text: str, what: str, hint: str) -> UsageError:
+    """The error for a ``--from-file`` input in no format the command reads: ``what`` it is not,
+    and how it starts (or that it is empty)."""
+    return UsageError(
+        f"--from-file {path}: {what}"
+        + (f" (it starts with {first_line(text)!r})" if text.strip() else " (it is empty)"),
+        hint,
+    )
 
 
 def load_yaml_documents(text: str) -> list[Any] | None:
