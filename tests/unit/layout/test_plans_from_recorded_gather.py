@@ -14,7 +14,7 @@ import pytest
 
 from kubectl_storage.core.k8s.pod_defaults import TOOLBOX_IMAGE
 from kubectl_storage.errors import UsageError
-from kubectl_storage.operations.iscsi.live import ISCSI_INSPECTION
+from kubectl_storage.operations.iscsi import ISCSI_INSPECTION
 from kubectl_storage.operations.node_inspection import plan_inspection
 from kubectl_storage.operations.preflight import ClusterFacts
 from kubectl_storage.operations.snapshot import SNAPSHOT_CHECK_COMMAND, CheckRequest, PodSettings
