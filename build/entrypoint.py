@@ -10,15 +10,16 @@ alternatives, instead of a traceback. In the one-folder (krew) form matplotlib i
 regular finders first and the finder below is never asked.
 """
 
-import importlib.abc
 import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
 
-os.environ.setdefault("TYPER_USE_RICH", "0")  # read when typer is first imported, just below
+os.environ.setdefault("TYPER_USE_RICH", "0")  # read when typer is first imported, if it is
 
-from kubectl_storage.cli.app import main
+# Answers --help, --version and the first word's completion without typer, else runs cli/app.py
+# (kubectl_storage/cli/fastpath.py).
+from kubectl_storage.cli.fastpath import main
 from kubectl_storage.errors import UsageError
 
 LEFT_OUT = "matplotlib"
@@ -39,8 +40,9 @@ class LeftOutError(ModuleNotFoundError, UsageError):
         self.events = ()
 
 
-class LeftOutFinder(importlib.abc.MetaPathFinder):
-    """Last on sys.meta_path: asked only for modules no other finder has."""
+class LeftOutFinder:
+    """Last on sys.meta_path: asked only for modules no other finder has. (A meta path finder
+    needs only find_spec; importlib.abc, its base class, costs ~10 ms of every start.)"""
 
     def find_spec(
         self,

@@ -1,5 +1,5 @@
 """Entry point for ``python -m kubectl_storage``."""
 
-from kubectl_storage.cli.app import main
+from kubectl_storage.cli.fastpath import main
 
 main()

@@ -29,6 +29,7 @@ from kubectl_storage.cli.commands import (
     BARE_FLAGS,
     COMMANDS,
     DEFAULT_COMMAND,
+    ROOT_HELP,
     VALUE_FLAGS,
     CommandEntry,
 )
@@ -122,13 +123,7 @@ class LazyGroup(TyperGroup):
 
 app = typer.Typer(
     name="kubectl-storage",
-    help=(
-        "Check that a cluster's storage can be trusted: benchmark StorageClasses, check "
-        "snapshots and persistence, audit NFS and iSCSI on nodes.\n\n"
-        "Without a subcommand, lists the storage classes (same as `kubectl storage classes`). "
-        "Global options (--kubeconfig, --context, -n, -o, -v, -q, --request-timeout) may come "
-        "before or after the subcommand, as with kubectl."
-    ),
+    help=ROOT_HELP,
     no_args_is_help=False,
     invoke_without_command=True,
     pretty_exceptions_enable=False,

@@ -7,19 +7,34 @@ the global flags), so neither imports the other for it. Nothing here imports typ
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+#: The root's own help text (``kubectl storage --help``), before its options and commands.
+ROOT_HELP = (
+    "Check that a cluster's storage can be trusted: benchmark StorageClasses, check "
+    "snapshots and persistence, audit NFS and iSCSI on nodes.\n\n"
+    "Without a subcommand, lists the storage classes (same as `kubectl storage classes`). "
+    "Global options (--kubeconfig, --context, -n, -o, -v, -q, --request-timeout) may come "
+    "before or after the subcommand, as with kubectl."
+)
 
 #: Without a subcommand, `kubectl storage` runs this one.
 DEFAULT_COMMAND = "classes"
 
 
-@dataclass(frozen=True)
 class CommandEntry:
-    """Where a subcommand lives, and its one-line help for the command list."""
+    """Where a subcommand lives, and its one-line help for the command list.
 
-    module: str
-    attr: str  # a command function, or a typer.Typer for a command group
-    help: str  # the first paragraph of the command's own help (a unit test keeps them equal)
+    A plain class: cli/fastpath.py reads this table on every start, and importing dataclasses
+    (inspect, re, …) would cost more than the rest of a completion of the first word.
+    """
+
+    __slots__ = ("attr", "help", "module")
+
+    def __init__(self, module: str, attr: str, help: str) -> None:
+        """``attr``: a command function, or a typer.Typer for a command group; ``help``: the
+        first paragraph of the command's own help (a unit test keeps them equal)."""
+        self.module = module
+        self.attr = attr
+        self.help = help
 
 
 COMMANDS: dict[str, CommandEntry] = {
