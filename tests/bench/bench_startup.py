@@ -172,6 +172,11 @@ def main() -> int:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--no-completion", action="store_true", help="skip the __complete rows")
     parser.add_argument("--baseline-repo", type=Path, help="another checkout, for before/after")
+    parser.add_argument(
+        "--baseline-archive", type=Path, help="the krew archive of another build, for before/after"
+    )
+    parser.add_argument("--baseline-binary", type=Path, help="the one-file binary of another build")
+    parser.add_argument("--no-python", action="store_true", help="time the built forms only")
     parser.add_argument("--only", action="append", help="only these rows (repeatable)")
     parser.add_argument("--no-rich", action="store_true", help="python -m with plain help only")
     args = parser.parse_args()
@@ -201,22 +206,33 @@ def run(
     env = {**base_env, "PYTHONPATH": str(REPO) + os.pathsep + base_env.get("PYTHONPATH", "")}
     plain_env = {**env, "TYPER_USE_RICH": "0"}
     forms: dict[str, tuple[list[str], dict[str, str]]] = {}
-    if args.archive.is_file():
-        with tarfile.open(args.archive) as tar:
-            tar.extractall(tmp, filter="data")
-        exe = "kubectl-storage.exe" if sys.platform == "win32" else "kubectl-storage"
-        forms["krew (one folder)"] = ([str(Path(tmp) / exe)], env)
-    else:
-        print(f"note: {args.archive} not found; skipping the one-folder form", file=sys.stderr)
-    if args.binary.is_file():
-        forms["one file"] = ([str(args.binary)], env)
-    else:
-        print(f"note: {args.binary} not found; skipping the one-file form", file=sys.stderr)
+    exe = "kubectl-storage.exe" if sys.platform == "win32" else "kubectl-storage"
+    for label, archive in (
+        ("krew (one folder)", args.archive),
+        ("krew (one folder), baseline", args.baseline_archive),
+    ):
+        if archive is None:
+            continue
+        if not archive.is_file():
+            print(f"note: {archive} not found; skipping {label}", file=sys.stderr)
+            continue
+        folder = Path(tmp) / label.replace(" ", "_").replace(",", "").strip("()")
+        with tarfile.open(archive) as tar:
+            tar.extractall(folder, filter="data")
+        forms[label] = ([str(folder / exe)], env)
+    for label, binary in (("one file", args.binary), ("one file, baseline", args.baseline_binary)):
+        if binary is None:
+            continue
+        if binary.is_file():
+            forms[label] = ([str(binary)], env)
+        else:
+            print(f"note: {binary} not found; skipping {label}", file=sys.stderr)
     python_m = [args.python, "-m", "kubectl_storage"]
-    if not args.no_rich:
+    if not args.no_rich and not args.no_python:
         forms["python -m"] = (python_m, env)
-    forms["python -m, plain help"] = (python_m, plain_env)
-    if args.baseline_repo:
+    if not args.no_python:
+        forms["python -m, plain help"] = (python_m, plain_env)
+    if args.baseline_repo and not args.no_python:
         base = {**base_env, "PYTHONPATH": str(args.baseline_repo.resolve())}
         if not args.no_rich:
             forms["python -m, baseline"] = (python_m, base)
@@ -237,13 +253,18 @@ def run(
                     misses[(command, form)] = misses.get((command, form), 0) + 1
 
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    reference = "python -m" if "python -m" in forms else "python -m, plain help"
+    reference = next(
+        (f for f in ("python -m", "python -m, plain help", "krew (one folder)") if f in forms),
+        next(iter(forms)),
+    )
     print(
         f"start-up, {args.runs} runs each, median (min-max) in ms; "
         f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, "
         f"load {load_before:.1f} before, {load:.1f} after"
     )
-    header = f"{'command':<26}{'form':<33}{'median':>8}{'min':>8}{'max':>8}{'vs python -m':>14}"
+    header = (
+        f"{'command':<26}{'form':<33}{'median':>8}{'min':>8}{'max':>8}{'  vs ' + reference:>26}"
+    )
     print(header)
     print("-" * len(header))
     for command in commands:
@@ -253,7 +274,7 @@ def run(
             median = statistics.median(samples)
             print(
                 f"{command:<26}{form:<33}{median * 1000:>8.0f}{min(samples) * 1000:>8.0f}"
-                f"{max(samples) * 1000:>8.0f}{median / python_median:>13.2f}x"
+                f"{max(samples) * 1000:>8.0f}{median / python_median:>25.2f}x"
                 + (
                     f"  ({misses[(command, form)]} gave no names)"
                     if (command, form) in misses
