@@ -24,7 +24,11 @@ Forms:
 * python -m: this interpreter running the checkout, with typer's rich help (the package's
   default), and again with ``TYPER_USE_RICH=0``, the plain help the binaries print;
 * ``--baseline-repo DIR``: the same two for another checkout (e.g. ``git archive BASE | tar -x -C
-  DIR``) with this interpreter, for before/after figures taken in the same rounds.
+  DIR``) with this interpreter, for before/after figures taken in the same rounds;
+* ``--baseline-archive`` / ``--baseline-binary``: the krew archive and one-file binary of another
+  build (copy dist/ away before rebuilding), timed in the same rounds as this build's.
+
+``--no-python`` leaves the python -m forms out; ``--only ROW`` (repeatable) times only that row.
 
 Runs go round-robin over the forms so that a busy machine slows all of them alike; the table
 shows the median, min and max wall time of ``--runs`` runs after one warm-up run each.
