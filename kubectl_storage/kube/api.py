@@ -13,13 +13,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from kubectl_storage.core.k8s.kinds import ResourceKind
-from kubectl_storage.core.k8s.objects import dig
+from kubectl_storage.core.k8s.objects import JsonDict, dig
 from kubectl_storage.errors import ClusterError, ForbiddenError, NotFoundError
 from kubectl_storage.kube.connection import Connection, describe_unreachable
 
 log = logging.getLogger(__name__)
-
-JsonDict = dict[str, Any]
 
 
 class ApiError(ClusterError):

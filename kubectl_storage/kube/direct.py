@@ -32,9 +32,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
+from kubectl_storage.core.k8s.objects import JsonDict
 from kubectl_storage.kube.connection import ConnectionSettings, kubeconfig_paths
-
-JsonDict = dict[str, Any]
 
 _PROXY_VARIABLES = ("https_proxy", "http_proxy", "all_proxy")
 _UNSUPPORTED_USER_KEYS = (

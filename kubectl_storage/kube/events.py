@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from kubectl_storage.core.k8s.kinds import EVENT
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.core.k8s.objects import JsonDict
+from kubectl_storage.kube.api import KubeApi
 
 
 def events_for(api: KubeApi, obj: JsonDict, limit: int = 10) -> list[str]:

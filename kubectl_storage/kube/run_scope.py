@@ -23,8 +23,9 @@ from typing import Any
 
 from kubectl_storage.core.k8s.kinds import ResourceKind
 from kubectl_storage.core.k8s.labels import new_run_id, run_labels, with_run_labels
+from kubectl_storage.core.k8s.objects import JsonDict
 from kubectl_storage.errors import ClusterError, Interrupted, Terminated
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.waits import ObjectKey, wait_all_gone, wait_for
 
 log = logging.getLogger(__name__)

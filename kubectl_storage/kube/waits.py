@@ -11,9 +11,9 @@ import time
 from collections.abc import Callable, Sequence
 
 from kubectl_storage.core.k8s.kinds import ResourceKind
-from kubectl_storage.core.k8s.objects import deletion_waits_for_resync, dig
+from kubectl_storage.core.k8s.objects import JsonDict, deletion_waits_for_resync, dig
 from kubectl_storage.errors import ClusterError, StorageToolError, WaitTimeoutError
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.events import events_for
 
 log = logging.getLogger(__name__)

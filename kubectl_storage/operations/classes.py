@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from kubectl_storage.core.classes import ClassList, build_class_list
 from kubectl_storage.core.k8s.kinds import CSI_DRIVER, STORAGE_CLASS, VOLUME_SNAPSHOT_CLASS
+from kubectl_storage.core.k8s.objects import JsonDict
 from kubectl_storage.errors import NotFoundError
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 
 
 def list_classes(api: KubeApi) -> ClassList:

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from kubectl_storage.core.k8s import kinds
+from kubectl_storage.core.k8s.objects import JsonDict
 from kubectl_storage.core.nodes.capture import (
     CaptureFiles,
     CaptureInput,
@@ -22,7 +23,7 @@ from kubectl_storage.core.nodes.kubectl_objects import kubernetes_items
 from kubectl_storage.core.nodes.paste import unquote_mail
 from kubectl_storage.core.nodes.volume_objects import VolumeObjects
 from kubectl_storage.errors import ClusterError, UsageError
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ def read_capture_files(
             given though every file names its node; only Kubernetes objects were given.
     """
     inputs: list[CaptureInput] = []
-    items: list[Mapping[str, Any]] = []
+    items: list[JsonDict] = []
     for argument in paths:
         node, path = split_node_assignment(argument)
         text = _read(argument, path)

@@ -16,12 +16,12 @@ from typing import TypeVar
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.labels import object_name, with_run_labels
-from kubectl_storage.core.k8s.manifests import Manifest, build_node_inspection_pod
-from kubectl_storage.core.k8s.objects import dig
+from kubectl_storage.core.k8s.manifests import build_node_inspection_pod
+from kubectl_storage.core.k8s.objects import JsonDict, dig
 from kubectl_storage.core.nodes.capture import NodeCapture
 from kubectl_storage.core.nodes.collect import collection_script, split_sections
 from kubectl_storage.errors import NotFoundError, StorageToolError, UsageError
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.podexec import exec_in_pod
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.kube.waits import pod_running, wait_for
@@ -135,7 +135,7 @@ def node_not_ready_reason(node: JsonDict) -> str | None:
 
 def inspection_manifests(
     request: InspectionRequest, run_id: str, nodes: Sequence[str]
-) -> list[Manifest]:
+) -> list[JsonDict]:
     """The debug pods the request creates, labelled for run ``run_id`` (also for --dry-run)."""
     return [
         with_run_labels(
@@ -181,9 +181,9 @@ class InspectionPlan:
     request: InspectionRequest
     #: Every chosen node, in name order, with the reason it gets no pod ("" when it does).
     nodes: tuple[tuple[str, str], ...]
-    pods: dict[str, Manifest]
+    pods: dict[str, JsonDict]
 
-    def manifests(self) -> list[Manifest]:
+    def manifests(self) -> list[JsonDict]:
         """The debug pods, in node order (what --dry-run prints)."""
         return list(self.pods.values())
 
@@ -269,7 +269,7 @@ def _inspect_one(
     api: KubeApi,
     scope: RunScope,
     request: InspectionRequest,
-    manifest: Manifest,
+    manifest: JsonDict,
     script: str,
     cancel: threading.Event,
 ) -> NodeOutput:

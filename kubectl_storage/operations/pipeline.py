@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
 from kubectl_storage.core.k8s.labels import new_run_id
-from kubectl_storage.core.k8s.manifests import Manifest
+from kubectl_storage.core.k8s.objects import JsonDict
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.logs import tick
@@ -56,7 +56,7 @@ class Plan(Protocol):
         """The id every object of the run is labelled and named with."""
         ...
 
-    def manifests(self) -> list[Manifest]:
+    def manifests(self) -> list[JsonDict]:
         """Every object the run creates (what --dry-run prints)."""
         ...
 

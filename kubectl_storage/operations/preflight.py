@@ -21,6 +21,7 @@ from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.manifests import PodIdentity
 from kubectl_storage.core.k8s.objects import (
     OPENSHIFT_UID_RANGE_ANNOTATION,
+    JsonDict,
     annotations_of,
     is_default_storage_class,
     labels_of,
@@ -29,7 +30,7 @@ from kubectl_storage.core.k8s.objects import (
 from kubectl_storage.core.rbac.commands import Scope, checks_for
 from kubectl_storage.errors import ForbiddenError, NotFoundError, UsageError
 from kubectl_storage.kube.access import ENFORCE_LABEL, AccessRequest, can_i
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 
 log = logging.getLogger(__name__)
 

@@ -13,12 +13,11 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from kubectl_storage.core.k8s.objects import JsonDict
 from kubectl_storage.core.k8s.pod_defaults import DEFAULT_FS_GROUP, DEFAULT_UID
 
 #: where our pods write (an emptyDir; their root file system is read-only)
 SCRATCH_DIRECTORY = "/tmp"
-
-Manifest = dict[str, Any]
 
 
 class VolumeMode(StrEnum):
@@ -89,7 +88,7 @@ class PodPlacement:
             return (*self.tolerations, NAMED_NODE_TOLERATION)
         return self.tolerations
 
-    def apply(self, spec: Manifest, container: Manifest) -> None:
+    def apply(self, spec: JsonDict, container: JsonDict) -> None:
         """Write the placement into a pod spec and its container.
 
         A named node is required through the scheduler (a nodeAffinity on the node's name),
@@ -169,10 +168,10 @@ def build_pvc(
     *,
     volume_mode: str = "Filesystem",
     access_mode: str = "ReadWriteOnce",
-    data_source: Manifest | None = None,
-) -> Manifest:
+    data_source: JsonDict | None = None,
+) -> JsonDict:
     """A PersistentVolumeClaim (optionally restored from a snapshot via ``data_source``)."""
-    spec: Manifest = {
+    spec: JsonDict = {
         "storageClassName": storage_class,
         "accessModes": [access_mode],
         "volumeMode": str(volume_mode),
@@ -188,7 +187,7 @@ def build_pvc(
     }
 
 
-def build_configmap(name: str, namespace: str, data: dict[str, str]) -> Manifest:
+def build_configmap(name: str, namespace: str, data: dict[str, str]) -> JsonDict:
     """A ConfigMap holding text files (fio job files, scripts)."""
     return {
         "apiVersion": "v1",
@@ -198,15 +197,15 @@ def build_configmap(name: str, namespace: str, data: dict[str, str]) -> Manifest
     }
 
 
-def restricted_security_context(identity: PodIdentity) -> tuple[Manifest, Manifest]:
+def restricted_security_context(identity: PodIdentity) -> tuple[JsonDict, JsonDict]:
     """(pod securityContext, container securityContext) that pass the restricted level."""
-    pod: Manifest = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+    pod: JsonDict = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
     if identity.run_as_user is not None:
         pod["runAsUser"] = identity.run_as_user
         pod["runAsGroup"] = identity.run_as_user
     if identity.fs_group is not None:
         pod["fsGroup"] = identity.fs_group
-    container: Manifest = {
+    container: JsonDict = {
         "allowPrivilegeEscalation": False,
         "capabilities": {"drop": ["ALL"]},
         "readOnlyRootFilesystem": True,
@@ -230,7 +229,7 @@ def build_workload_pod(
     placement: PodPlacement = PodPlacement(),
     command: list[str] | None = None,
     active_deadline_s: int | None = None,
-) -> Manifest:
+) -> JsonDict:
     """A restricted-level pod we exec into (fio, browse, checks).
 
     By default the container only sleeps, and the work runs by exec, so output comes back with
@@ -239,7 +238,7 @@ def build_workload_pod(
     deleted as soon as we are done.
     """
     pod_sc, container_sc = restricted_security_context(identity)
-    container: Manifest = {
+    container: JsonDict = {
         "name": "toolbox",
         "image": image,
         "imagePullPolicy": "IfNotPresent",
@@ -247,7 +246,7 @@ def build_workload_pod(
         "securityContext": container_sc,
         "volumeMounts": [{"name": "tmp", "mountPath": SCRATCH_DIRECTORY}],
     }
-    volumes: list[Manifest] = [{"name": "tmp", "emptyDir": {}}]
+    volumes: list[JsonDict] = [{"name": "tmp", "emptyDir": {}}]
     if pvc_name:
         claim = {"claimName": pvc_name, "readOnly": read_only}
         volumes.append({"name": "data", "persistentVolumeClaim": claim})
@@ -266,7 +265,7 @@ def build_workload_pod(
             {"name": "config", "mountPath": configmap_path, "readOnly": True}
         )
         volumes.append({"name": "config", "configMap": {"name": configmap_name}})
-    spec: Manifest = {
+    spec: JsonDict = {
         "restartPolicy": "Never",
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
@@ -294,7 +293,7 @@ def build_node_inspection_pod(
     *,
     privileged: bool,
     active_deadline_s: int = 300,
-) -> Manifest:
+) -> JsonDict:
     """A short-lived pod on one node that reads the host: hostPID, host root read-only at /host.
 
     hostPID lets it read /proc/1/mountinfo and /proc/1/mountstats of the host's mount namespace
@@ -307,7 +306,7 @@ def build_node_inspection_pod(
     """
     # Root in the container: /proc/1/mountstats and chroot into the host need it, and the
     # toolbox image's default user is 1000. Capabilities are still dropped unless privileged.
-    container_sc: Manifest = {"readOnlyRootFilesystem": True, "runAsUser": 0, "runAsNonRoot": False}
+    container_sc: JsonDict = {"readOnlyRootFilesystem": True, "runAsUser": 0, "runAsNonRoot": False}
     if privileged:
         container_sc["privileged"] = True
     else:

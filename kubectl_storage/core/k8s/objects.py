@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-Obj = Mapping[str, Any]
+#: A Kubernetes object, or a part of one, as the API's JSON has it: the one name for it, in every
+#: layer (a manifest we create, an object we read, a fixture).
+JsonDict = dict[str, Any]
 
 #: The annotations that make a StorageClass, or a VolumeSnapshotClass, the cluster's default.
 DEFAULT_SC_ANNOTATIONS = (
@@ -22,7 +24,7 @@ DEFAULT_VSC_ANNOTATION = "snapshot.storage.kubernetes.io/is-default-class"
 #: OpenShift assigns pod UIDs from this namespace range and rejects pods that pick their own.
 OPENSHIFT_UID_RANGE_ANNOTATION = "openshift.io/sa.scc.uid-range"
 
-_EMPTY: Obj = {}
+_EMPTY: Mapping[str, Any] = {}
 
 
 def dig(obj: Any, *keys: str) -> Any:
@@ -34,7 +36,7 @@ def dig(obj: Any, *keys: str) -> Any:
     return obj
 
 
-def section(obj: Any, *keys: str) -> Obj:
+def section(obj: Any, *keys: str) -> Mapping[str, Any]:
     """Like :func:`dig`, but a missing or non-mapping result is an empty mapping."""
     found = dig(obj, *keys)
     return found if isinstance(found, Mapping) else _EMPTY
@@ -45,12 +47,12 @@ def name_of(obj: Any) -> str:
     return str(dig(obj, "metadata", "name") or "")
 
 
-def annotations_of(obj: Any) -> Obj:
+def annotations_of(obj: Any) -> Mapping[str, Any]:
     """``metadata.annotations``, or an empty mapping."""
     return section(obj, "metadata", "annotations")
 
 
-def labels_of(obj: Any) -> Obj:
+def labels_of(obj: Any) -> Mapping[str, Any]:
     """``metadata.labels``, or an empty mapping."""
     return section(obj, "metadata", "labels")
 

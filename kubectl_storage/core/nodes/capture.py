@@ -13,10 +13,10 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from kubectl_storage.core.k8s.objects import JsonDict
 from kubectl_storage.core.nodes.kubectl_objects import count_kinds, volume_objects_from_items
 from kubectl_storage.core.nodes.paste import LineNote
 from kubectl_storage.core.nodes.volume_objects import VolumeObjects
-from kubectl_storage.core.nodes.volume_owners import JsonDict
 
 # ---------------------------------------------------------------------------------------------
 # Inputs: what one node gave us, from a debug pod or from files

@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from kubectl_storage.core.k8s import kinds
+from kubectl_storage.core.k8s.objects import JsonDict
 from kubectl_storage.core.nodes.volume_objects import VolumeObjects
-from kubectl_storage.core.nodes.volume_owners import JsonDict
 
 #: ``load_yaml(text)``: the YAML documents of a text, or None when it is not YAML.
 YamlLoader = Callable[[str], list[Any] | None]

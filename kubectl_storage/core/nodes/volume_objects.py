@@ -9,13 +9,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 
-from kubectl_storage.core.k8s.objects import dig
-from kubectl_storage.core.nodes.volume_owners import (
-    JsonDict,
-    VolumeContext,
-    VolumeOwner,
-    resolve_mountpoints,
-)
+from kubectl_storage.core.k8s.objects import JsonDict, dig
+from kubectl_storage.core.nodes.volume_owners import VolumeContext, VolumeOwner, resolve_mountpoints
 
 KUBELET_ROOTS = (
     "/var/lib/kubelet",

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_storage.core.k8s.objects import dig
+from kubectl_storage.core.k8s.objects import JsonDict, dig
 from kubectl_storage.core.nodes.kubelet_paths import (
     DEFAULT_KUBELET_ROOT,
     KIND_POD_VOLUME,
@@ -30,8 +30,6 @@ from kubectl_storage.core.nodes.kubelet_paths import (
 #: creates the backend itself, e.g. FSx for NetApp ONTAP).
 BACKEND_TYPE_PARAMETERS = ("backendType", "trident.netapp.io/backendType", "storageDriverName")
 LEGACY_MOUNT_OPTIONS_ANNOTATION = "volume.beta.kubernetes.io/mount-options"
-
-JsonDict = Mapping[str, Any]
 
 
 @dataclass(frozen=True)
@@ -326,10 +324,8 @@ def _pod_volume_for_pv(pod: JsonDict, pv: JsonDict) -> JsonDict | None:
     return _find(volumes, lambda item: dig(item, "persistentVolumeClaim", "claimName") == claim)
 
 
-def _find(
-    items: Iterable[Any], predicate: Callable[[Mapping[str, Any]], bool]
-) -> Mapping[str, Any] | None:
+def _find(items: Iterable[Any], predicate: Callable[[JsonDict], bool]) -> JsonDict | None:
     for item in items:
-        if isinstance(item, Mapping) and predicate(item):
+        if isinstance(item, dict) and predicate(item):
             return item
     return None

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from kubectl_storage.core.k8s.objects import (
     DEFAULT_VSC_ANNOTATION,
+    JsonDict,
     is_default_snapshot_class,
     is_default_storage_class,
     name_of,
@@ -21,7 +22,7 @@ from kubectl_storage.core.k8s.objects import (
     section,
 )
 from kubectl_storage.core.k8s.quantities import QuantityError, parse_size_bytes
-from kubectl_storage.core.snapshot.snapshot_list import Obj, quantity_bytes, restore_size_of
+from kubectl_storage.core.snapshot.snapshot_list import quantity_bytes, restore_size_of
 
 
 class SnapshotChoiceError(ValueError):
@@ -34,15 +35,15 @@ class SnapshotChoiceError(ValueError):
         self.hint = hint
 
 
-def _is_default_vsc(vsc: Obj) -> bool:
+def _is_default_vsc(vsc: JsonDict) -> bool:
     return is_default_snapshot_class(vsc)
 
 
-def _is_default_sc(sc: Obj) -> bool:
+def _is_default_sc(sc: JsonDict) -> bool:
     return is_default_storage_class(sc)
 
 
-def choose_snapshot_class(storage_class: Obj, snapshot_classes: list[Obj]) -> str:
+def choose_snapshot_class(storage_class: JsonDict, snapshot_classes: list[JsonDict]) -> str:
     """The VolumeSnapshotClass for volumes of ``storage_class``: same driver as its provisioner.
 
     Among several for one driver, the one annotated as default wins.
@@ -75,7 +76,9 @@ def choose_snapshot_class(storage_class: Obj, snapshot_classes: list[Obj]) -> st
     )
 
 
-def check_snapshot_class(name: str, storage_class: Obj, snapshot_classes: list[Obj]) -> None:
+def check_snapshot_class(
+    name: str, storage_class: JsonDict, snapshot_classes: list[JsonDict]
+) -> None:
     """A snapshot class given by the user must exist and belong to the class's driver.
 
     Raises:
@@ -112,8 +115,8 @@ def choose_restore_class(
     *,
     snapshot_name: str,
     driver: str | None,
-    source_pvc: Obj | None,
-    storage_classes: list[Obj],
+    source_pvc: JsonDict | None,
+    storage_classes: list[JsonDict],
     given: str | None = None,
 ) -> RestoreClassChoice:
     """Which StorageClass can restore the snapshot.
@@ -179,7 +182,7 @@ def choose_restore_class(
     )
 
 
-def _classes_of_driver_hint(driver: str, storage_classes: list[Obj]) -> str:
+def _classes_of_driver_hint(driver: str, storage_classes: list[JsonDict]) -> str:
     names = sorted(name_of(sc) for sc in storage_classes if sc.get("provisioner") == driver)
     if names:
         return f"classes of {driver}: {', '.join(names)}."
@@ -188,9 +191,9 @@ def _classes_of_driver_hint(driver: str, storage_classes: list[Obj]) -> str:
 
 def choose_restore_size(
     *,
-    snapshot: Obj,
-    content: Obj | None,
-    source_pvc: Obj | None,
+    snapshot: JsonDict,
+    content: JsonDict | None,
+    source_pvc: JsonDict | None,
     given: str | None = None,
 ) -> tuple[str, str]:
     """(size, reason) for the restore PVC: --size, else restoreSize, else the source's capacity.

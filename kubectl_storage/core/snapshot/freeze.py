@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kubectl_storage.core.k8s.manifests import Manifest
+from kubectl_storage.core.k8s.objects import JsonDict
 from kubectl_storage.core.snapshot.log_writer import Ack, written_between
 
 #: The label that names the writer pod for the freezer's pod affinity.
@@ -39,7 +39,7 @@ CLOCK_MARGIN_NS = 300_000_000
 
 def freezer_pod(
     name: str, namespace: str, image: str, *, pvc: str, writer_labels: dict[str, str]
-) -> Manifest:
+) -> JsonDict:
     """The freezer: root with CAP_SYS_ADMIN only, next to the writer, idle until exec'd."""
     return {
         "apiVersion": "v1",

@@ -14,23 +14,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from kubectl_storage.core.k8s.objects import dig, name_of, section
+from kubectl_storage.core.k8s.objects import JsonDict, dig, name_of, section
 from kubectl_storage.core.k8s.quantities import QuantityError, parse_quantity
 from kubectl_storage.core.report.envelope import report_envelope
 from kubectl_storage.core.report.verdict import PASSED
 
-Obj = dict[str, Any]
 
-
-def _meta(obj: Obj | None) -> Mapping[str, Any]:
+def _meta(obj: JsonDict | None) -> Mapping[str, Any]:
     return section(obj, "metadata")
 
 
-def _spec(obj: Obj | None) -> Mapping[str, Any]:
+def _spec(obj: JsonDict | None) -> Mapping[str, Any]:
     return section(obj, "spec")
 
 
-def _status(obj: Obj | None) -> Mapping[str, Any]:
+def _status(obj: JsonDict | None) -> Mapping[str, Any]:
     return section(obj, "status")
 
 
@@ -108,7 +106,7 @@ def quantity_bytes(text: str) -> int | None:
         return None
 
 
-def restore_size_of(snapshot: Obj, content: Obj | None) -> str | None:
+def restore_size_of(snapshot: JsonDict, content: JsonDict | None) -> str | None:
     """The size a restore of the snapshot needs, from it or its content; None when unknown."""
     size = _status(snapshot).get("restoreSize")
     if size not in (None, "", 0, "0"):
@@ -119,7 +117,7 @@ def restore_size_of(snapshot: Obj, content: Obj | None) -> str | None:
     return None
 
 
-def _error_of(snapshot: Obj, content: Obj | None) -> str | None:
+def _error_of(snapshot: JsonDict, content: JsonDict | None) -> str | None:
     for obj in (snapshot, content):
         error = _status(obj).get("error") or {}
         if error.get("message"):
@@ -127,7 +125,7 @@ def _error_of(snapshot: Obj, content: Obj | None) -> str | None:
     return None
 
 
-def snapshot_settled(snapshot: Obj) -> bool:
+def snapshot_settled(snapshot: JsonDict) -> bool:
     """Whether a VolumeSnapshot may be deleted without racing its creation: it is ready, it has
     failed, or it is already being deleted.
 
@@ -141,7 +139,7 @@ def snapshot_settled(snapshot: Obj) -> bool:
     return status.get("readyToUse") is True or bool(dig(status, "error", "message"))
 
 
-def content_name_of(snapshot: Obj) -> str | None:
+def content_name_of(snapshot: JsonDict) -> str | None:
     """The VolumeSnapshotContent a snapshot is (or will be) bound to."""
     bound = _status(snapshot).get("boundVolumeSnapshotContentName")
     if bound:
@@ -151,8 +149,8 @@ def content_name_of(snapshot: Obj) -> str | None:
 
 
 def snapshot_info(
-    snapshot: Obj,
-    content: Obj | None,
+    snapshot: JsonDict,
+    content: JsonDict | None,
     class_drivers: dict[str, str],
     *,
     present_pvcs: set[tuple[str, str]] | None,
@@ -217,13 +215,13 @@ class SnapshotList:
 
 
 def build_snapshot_list(
-    snapshots: list[Obj],
-    contents: list[Obj],
-    snapshot_classes: list[Obj],
+    snapshots: list[JsonDict],
+    contents: list[JsonDict],
+    snapshot_classes: list[JsonDict],
     *,
     now: datetime,
     namespace: str | None,
-    pvcs: list[Obj] | None = None,
+    pvcs: list[JsonDict] | None = None,
 ) -> SnapshotList:
     """Assemble the list; ``pvcs`` (when given) tells whether each source PVC still exists."""
     by_content = {name_of(c): c for c in contents}

@@ -21,7 +21,8 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from kubectl_storage.core.k8s.manifests import Manifest, PodPlacement, build_pvc
+from kubectl_storage.core.k8s.manifests import PodPlacement, build_pvc
+from kubectl_storage.core.k8s.objects import JsonDict
 
 #: UID and GID of the ``mysql`` user in the official mysql, mariadb and percona images.
 MYSQL_UID = 999
@@ -153,7 +154,7 @@ def selector_labels(statefulset: str) -> dict[str, str]:
     return {"app.kubernetes.io/name": "mysql", "app.kubernetes.io/instance": statefulset}
 
 
-def build_secret(name: str, namespace: str, password: str) -> Manifest:
+def build_secret(name: str, namespace: str, password: str) -> JsonDict:
     """The Secret holding MySQL's root password (given as stringData; never printed)."""
     return {
         "apiVersion": "v1",
@@ -164,11 +165,11 @@ def build_secret(name: str, namespace: str, password: str) -> Manifest:
     }
 
 
-def _secret_env(name: str, secret: str) -> Manifest:
+def _secret_env(name: str, secret: str) -> JsonDict:
     return {"name": name, "valueFrom": {"secretKeyRef": {"name": secret, "key": PASSWORD_KEY}}}
 
 
-def _container_security() -> Manifest:
+def _container_security() -> JsonDict:
     return {
         "allowPrivilegeEscalation": False,
         "capabilities": {"drop": ["ALL"]},
@@ -176,7 +177,7 @@ def _container_security() -> Manifest:
     }
 
 
-def build_mysql_statefulset(d: MysqlDeployment) -> Manifest:
+def build_mysql_statefulset(d: MysqlDeployment) -> JsonDict:
     """A one-replica StatefulSet: the server container and an idle client container.
 
     The client container (same image, so the same client) is where every SQL statement runs,
@@ -185,7 +186,7 @@ def build_mysql_statefulset(d: MysqlDeployment) -> Manifest:
     pod shares one process namespace so the client can SIGKILL mysqld (same UID, no capability).
     """
     labels = selector_labels(d.name)
-    pod_security: Manifest = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
+    pod_security: JsonDict = {"runAsNonRoot": True, "seccompProfile": {"type": "RuntimeDefault"}}
     if d.run_as_user is not None:
         pod_security.update(
             {
@@ -195,7 +196,7 @@ def build_mysql_statefulset(d: MysqlDeployment) -> Manifest:
                 "fsGroupChangePolicy": "OnRootMismatch",
             }
         )
-    server: Manifest = {
+    server: JsonDict = {
         "name": MYSQL_CONTAINER,
         "image": d.image,
         "imagePullPolicy": "IfNotPresent",
@@ -215,7 +216,7 @@ def build_mysql_statefulset(d: MysqlDeployment) -> Manifest:
         # Options only: the images' entrypoints put the server's name in front of args that
         # start with "-", as `docker run IMAGE --option` does.
         server["args"] = list(d.server_args)
-    client: Manifest = {
+    client: JsonDict = {
         "name": CLIENT_CONTAINER,
         "image": d.image,
         "imagePullPolicy": "IfNotPresent",
@@ -241,10 +242,10 @@ def build_mysql_statefulset(d: MysqlDeployment) -> Manifest:
                 ],
             }
         )
-    volumes: list[Manifest] = [{"name": "tmp", "emptyDir": {}}]
+    volumes: list[JsonDict] = [{"name": "tmp", "emptyDir": {}}]
     if d.volume_type is VolumeType.EMPTY_DIR:
         volumes.append({"name": "data", "emptyDir": {}})
-    pod_spec: Manifest = {
+    pod_spec: JsonDict = {
         "shareProcessNamespace": True,
         "automountServiceAccountToken": False,
         "enableServiceLinks": False,
@@ -254,7 +255,7 @@ def build_mysql_statefulset(d: MysqlDeployment) -> Manifest:
         "volumes": volumes,
     }
     d.placement.apply(pod_spec, server)
-    spec: Manifest = {
+    spec: JsonDict = {
         "replicas": 1,
         "serviceName": d.name,
         "podManagementPolicy": "OrderedReady",

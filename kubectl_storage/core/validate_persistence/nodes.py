@@ -7,11 +7,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kubectl_storage.core.k8s.manifests import Manifest
-from kubectl_storage.core.k8s.objects import dig
+from kubectl_storage.core.k8s.objects import JsonDict, dig
 
 
-def cordon_patch(unschedulable: bool) -> Manifest:
+def cordon_patch(unschedulable: bool) -> JsonDict:
     """Merge patch for a Node: cordon (True) or uncordon (False), as `kubectl cordon` does."""
     return {"spec": {"unschedulable": unschedulable}}
 

@@ -26,13 +26,12 @@ from kubectl_storage.core.fio.local_disk import (
 from kubectl_storage.core.fio.profiles import BLOCK_DEVICE_PATH, DEFAULT_DIRECTORY
 from kubectl_storage.core.k8s.labels import RUN_ID, object_name, with_run_labels
 from kubectl_storage.core.k8s.manifests import (
-    Manifest,
     PodIdentity,
     build_configmap,
     build_pvc,
     build_workload_pod,
 )
-from kubectl_storage.core.k8s.objects import pvc_capacity
+from kubectl_storage.core.k8s.objects import JsonDict, pvc_capacity
 from kubectl_storage.core.k8s.quantities import parse_size_bytes
 from kubectl_storage.core.rbac.commands import Condition
 from kubectl_storage.operations.fio.pod_commands import (
@@ -62,11 +61,11 @@ class FioPlan:
     run_id: str
     job_text: str
     job_bytes: int
-    targets: dict[str, list[Manifest]]  # target (class or pvc) -> manifests, creation order
+    targets: dict[str, list[JsonDict]]  # target (class or pvc) -> manifests, creation order
     #: target -> its StorageClass object as preflight read it (for the report's setup)
-    classes: dict[str, Manifest] = field(default_factory=dict)
+    classes: dict[str, JsonDict] = field(default_factory=dict)
 
-    def manifests(self) -> list[Manifest]:
+    def manifests(self) -> list[JsonDict]:
         """All manifests the run creates, in creation order (what --dry-run prints)."""
         return [m for manifests in self.targets.values() for m in manifests]
 
@@ -114,7 +113,7 @@ def _manifests_for(
     run_id: str,
     job_text: str,
     identity: PodIdentity,
-) -> list[Manifest]:
+) -> list[JsonDict]:
     suffix = _short(target)
     cm_name = object_name(COMMAND, run_id, suffix)
     pod_name = object_name(COMMAND, run_id, suffix)
@@ -146,7 +145,7 @@ def _client_manifests(
     run_id: str,
     job_text: str,
     identity: PodIdentity,
-) -> list[Manifest]:
+) -> list[JsonDict]:
     """ConfigMap (a job file per client), the PVC(s), and one fio server pod per client."""
     suffix = _short(target)
     count = request.clients
@@ -210,7 +209,7 @@ def _benchmark_pod(
     configmap: str,
     identity: PodIdentity,
     command: list[str],
-) -> Manifest:
+) -> JsonDict:
     """A restricted pod with the claim (mounted, or its device in Block mode) and the job files."""
     return build_workload_pod(
         name,

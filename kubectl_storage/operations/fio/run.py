@@ -39,12 +39,11 @@ from kubectl_storage.core.fio.results import FioOutputError, FioResult
 from kubectl_storage.core.fio.setup import TargetSetup, target_setup, volume_setup
 from kubectl_storage.core.fio.stats import build_fio_report
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.core.k8s.manifests import Manifest
-from kubectl_storage.core.k8s.objects import dig, labels_of, name_of
+from kubectl_storage.core.k8s.objects import JsonDict, dig, labels_of, name_of
 from kubectl_storage.core.k8s.quantities import format_bytes
 from kubectl_storage.core.k8s.scheduling import schedulable_nodes
 from kubectl_storage.errors import ClusterError, FindingsError, ForbiddenError, WaitTimeoutError
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.podexec import exec_in_pod, preload_exec_support
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.kube.waits import ObjectKey, pod_running, wait_for
@@ -462,7 +461,7 @@ def _ticker(step: Callable[[str], None], prefix: str, started: float) -> Callabl
     return lambda: step(f"{prefix}: fio running, {time.monotonic() - started:.0f}s")
 
 
-def _claim_of(pod: Manifest) -> str | None:
+def _claim_of(pod: JsonDict) -> str | None:
     """The claim a benchmark pod mounts (the class's fresh PVC, or the one given with --pvc)."""
     for volume in dig(pod, "spec", "volumes") or []:
         claim = dig(volume, "persistentVolumeClaim", "claimName")

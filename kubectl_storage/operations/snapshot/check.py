@@ -8,7 +8,7 @@ import logging
 import time
 
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.core.k8s.objects import dig
+from kubectl_storage.core.k8s.objects import JsonDict, dig
 from kubectl_storage.core.snapshot.check_plan import FileVerdict, compare_restore, parse_checksums
 from kubectl_storage.core.snapshot.check_report import SnapshotCheckReport, StepTiming
 from kubectl_storage.core.snapshot.class_choice import SnapshotChoiceError, choose_restore_size
@@ -28,7 +28,7 @@ from kubectl_storage.core.snapshot.under_load import UnderLoadResult, judge_unde
 from kubectl_storage.errors import (
     ClusterError,
 )
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.operations.pipeline import Command
 from kubectl_storage.operations.preflight import ClusterFacts

@@ -10,12 +10,12 @@ from dataclasses import dataclass, field, replace
 
 from kubectl_storage.core.k8s.labels import RUN_ID, object_name, with_run_labels
 from kubectl_storage.core.k8s.manifests import (
-    Manifest,
     PodIdentity,
     VolumeMode,
     build_pvc,
     build_workload_pod,
 )
+from kubectl_storage.core.k8s.objects import JsonDict
 from kubectl_storage.core.k8s.quantities import Size
 from kubectl_storage.core.rbac.commands import Condition
 from kubectl_storage.core.snapshot.block_ranges import (
@@ -59,7 +59,6 @@ from kubectl_storage.core.snapshot.restore_node import (
 from kubectl_storage.errors import (
     UsageError,
 )
-from kubectl_storage.kube.api import JsonDict
 from kubectl_storage.operations.preflight import ClusterFacts, Requirements
 from kubectl_storage.operations.snapshot.common import (
     PodSettings,
@@ -95,15 +94,15 @@ class CheckRequest:
 class CheckManifests:
     """The five objects of a check, in creation order."""
 
-    source_pvc: Manifest
-    writer_pod: Manifest
-    snapshot: Manifest
-    restore_pvc: Manifest
-    reader_pod: Manifest
+    source_pvc: JsonDict
+    writer_pod: JsonDict
+    snapshot: JsonDict
+    restore_pvc: JsonDict
+    reader_pod: JsonDict
     #: --freeze, where the namespace allows it: the pod that freezes the source filesystem.
-    freezer_pod: Manifest | None = None
+    freezer_pod: JsonDict | None = None
 
-    def all(self) -> list[Manifest]:
+    def all(self) -> list[JsonDict]:
         """Creation order."""
         freezer = [self.freezer_pod] if self.freezer_pod else []
         return [
@@ -212,7 +211,7 @@ def check_manifests(
             ),
         )
 
-    def labelled(manifest: Manifest) -> Manifest:
+    def labelled(manifest: JsonDict) -> JsonDict:
         return with_run_labels(manifest, run_id, CHECK_COMMAND)
 
     writer_pod = labelled(
@@ -293,7 +292,7 @@ class CheckPlan:
     #: --freeze asked for but not possible here: why (the run is then crash-consistent).
     freeze_refusal: str | None = None
 
-    def manifests(self) -> list[Manifest]:
+    def manifests(self) -> list[JsonDict]:
         """Creation order (what --dry-run prints)."""
         return self.objects.all()
 

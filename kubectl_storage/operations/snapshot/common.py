@@ -13,7 +13,7 @@ from kubectl_storage.core.k8s.manifests import (
     PodIdentity,
     PodPlacement,
 )
-from kubectl_storage.core.k8s.objects import dig
+from kubectl_storage.core.k8s.objects import JsonDict, dig
 from kubectl_storage.core.k8s.quantities import Size
 from kubectl_storage.core.snapshot.check_report import StepTiming
 from kubectl_storage.core.snapshot.class_choice import SnapshotChoiceError
@@ -24,7 +24,7 @@ from kubectl_storage.errors import (
     UsageError,
     WaitTimeoutError,
 )
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.podexec import ExecResult, exec_in_pod
 from kubectl_storage.kube.podstream import interrupted
 from kubectl_storage.kube.run_scope import RunScope

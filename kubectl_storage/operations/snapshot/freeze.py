@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.core.k8s.objects import dig
+from kubectl_storage.core.k8s.objects import JsonDict, dig
 from kubectl_storage.core.snapshot.freeze import (
     FREEZE_WATCHDOG_S,
     FreezeResult,
@@ -20,7 +20,7 @@ from kubectl_storage.core.snapshot.freeze import (
     thaw_command,
 )
 from kubectl_storage.errors import ClusterError, WaitTimeoutError
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.kube.waits import wait_for
 from kubectl_storage.operations.snapshot.common import Step, exec_tool, wait_pod

@@ -7,11 +7,12 @@ import logging
 from datetime import UTC, datetime
 
 from kubectl_storage.core.k8s import kinds
+from kubectl_storage.core.k8s.objects import JsonDict
 from kubectl_storage.core.snapshot.snapshot_list import SnapshotList, build_snapshot_list
 from kubectl_storage.errors import (
     ForbiddenError,
 )
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.operations.preflight import require_snapshot_api
 
 log = logging.getLogger(__name__)

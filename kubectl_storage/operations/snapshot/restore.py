@@ -8,13 +8,8 @@ from dataclasses import dataclass, field, replace
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.labels import object_name, with_run_labels
-from kubectl_storage.core.k8s.manifests import (
-    Manifest,
-    PodIdentity,
-    build_pvc,
-    build_workload_pod,
-)
-from kubectl_storage.core.k8s.objects import dig
+from kubectl_storage.core.k8s.manifests import PodIdentity, build_pvc, build_workload_pod
+from kubectl_storage.core.k8s.objects import JsonDict, dig
 from kubectl_storage.core.rbac.commands import Condition
 from kubectl_storage.core.snapshot.class_choice import (
     RestoreClassChoice,
@@ -31,7 +26,7 @@ from kubectl_storage.errors import (
     ClusterError,
     UsageError,
 )
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.operations.preflight import ClusterFacts, Requirements
 from kubectl_storage.operations.snapshot.common import (
@@ -54,11 +49,11 @@ class RestoreObjects:
     """The objects of one restore, in creation order."""
 
     snapshot_name: str
-    temporary_snapshot: Manifest | None
-    pvc: Manifest
-    pod: Manifest
+    temporary_snapshot: JsonDict | None
+    pvc: JsonDict
+    pod: JsonDict
 
-    def all(self) -> list[Manifest]:
+    def all(self) -> list[JsonDict]:
         """Creation order."""
         first = [self.temporary_snapshot] if self.temporary_snapshot else []
         return [*first, self.pvc, self.pod]
@@ -109,7 +104,7 @@ class RestorePlan:
             placement=self.pods.placement,
         )
 
-        def labelled(manifest: Manifest) -> Manifest:
+        def labelled(manifest: JsonDict) -> JsonDict:
             return with_run_labels(manifest, run_id, self.command)
 
         return RestoreObjects(
@@ -119,7 +114,7 @@ class RestorePlan:
             labelled(pod),
         )
 
-    def manifests(self) -> list[Manifest]:
+    def manifests(self) -> list[JsonDict]:
         """Creation order (what --dry-run prints; an unknown size shows as RESTORESIZE)."""
         return self.objects().all()
 

@@ -7,11 +7,11 @@ import logging
 from dataclasses import replace
 
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.core.k8s.objects import dig
+from kubectl_storage.core.k8s.objects import JsonDict, dig
 from kubectl_storage.core.k8s.scheduling import schedulable_nodes
 from kubectl_storage.core.snapshot.restore_node import OTHER, RestorePlacement, node_local_reason
 from kubectl_storage.errors import ClusterError
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.operations.snapshot.common import PodSettings
 
 log = logging.getLogger(__name__)

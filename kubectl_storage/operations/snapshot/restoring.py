@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from kubectl_storage.core.k8s.manifests import Manifest
+from kubectl_storage.core.k8s.objects import JsonDict
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.operations.pipeline import Command, Progress
@@ -53,7 +53,7 @@ class MountPlan(Generic[RequestT]):
         """The run's id."""
         return self.restore.run_id
 
-    def manifests(self) -> list[Manifest]:
+    def manifests(self) -> list[JsonDict]:
         """Creation order (what --dry-run prints)."""
         return self.restore.manifests()
 

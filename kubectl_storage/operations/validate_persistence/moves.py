@@ -19,7 +19,7 @@ import time
 from dataclasses import replace
 
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.core.k8s.objects import dig
+from kubectl_storage.core.k8s.objects import JsonDict, dig
 from kubectl_storage.core.k8s.scheduling import (
     describe_pinning,
     unschedulable_message,
@@ -30,7 +30,7 @@ from kubectl_storage.core.validate_persistence.mysql import Disruption, VolumeTy
 from kubectl_storage.core.validate_persistence.nodes import cordon_patch, volume_events
 from kubectl_storage.core.validate_persistence.report import PhaseResult
 from kubectl_storage.errors import ForbiddenError, NotFoundError
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.kube.waits import wait_for
 from kubectl_storage.operations.validate_persistence.phases import State, verify

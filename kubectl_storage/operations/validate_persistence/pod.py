@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 from kubectl_storage.core.k8s import kinds
-from kubectl_storage.core.k8s.objects import dig
+from kubectl_storage.core.k8s.objects import JsonDict, dig
 from kubectl_storage.core.validate_persistence.durability import (
     DURABILITY_SQL,
     DurabilitySettings,
@@ -38,7 +38,7 @@ from kubectl_storage.core.validate_persistence.probe import (
 )
 from kubectl_storage.core.validate_persistence.rows import DUMP_SQL, StoredRow, parse_dump
 from kubectl_storage.errors import ClusterError, ForbiddenError, StorageToolError, WaitTimeoutError
-from kubectl_storage.kube.api import JsonDict, KubeApi
+from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.podexec import ExecResult, exec_in_pod
 from kubectl_storage.kube.waits import pod_running, wait_for
 from kubectl_storage.operations.pending import explain_pending, pending_hint

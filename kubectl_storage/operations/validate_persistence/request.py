@@ -12,7 +12,8 @@ import string
 from dataclasses import dataclass, field, replace
 
 from kubectl_storage.core.k8s.labels import object_name, with_run_labels
-from kubectl_storage.core.k8s.manifests import Manifest, PodPlacement
+from kubectl_storage.core.k8s.manifests import PodPlacement
+from kubectl_storage.core.k8s.objects import JsonDict
 from kubectl_storage.core.k8s.pod_defaults import MYSQL_IMAGE, TOOLBOX_IMAGE
 from kubectl_storage.core.k8s.quantities import Size, format_bytes
 from kubectl_storage.core.rbac.commands import Condition
@@ -91,7 +92,7 @@ class PersistencePlan:
     request: PersistenceRequest
     deployment: MysqlDeployment
 
-    def manifests(self, password: str = PASSWORD_PLACEHOLDER) -> list[Manifest]:
+    def manifests(self, password: str = PASSWORD_PLACEHOLDER) -> list[JsonDict]:
         """Secret and StatefulSet, labelled; --dry-run shows a placeholder password."""
         return [
             with_run_labels(m, self.run_id, COMMAND)
@@ -151,7 +152,7 @@ def deployment_for(
     )
 
 
-def build_manifests(deployment: MysqlDeployment, password: str) -> list[Manifest]:
+def build_manifests(deployment: MysqlDeployment, password: str) -> list[JsonDict]:
     """Secret and StatefulSet, in creation order."""
     return [
         build_secret(deployment.secret_name, deployment.namespace, password),
