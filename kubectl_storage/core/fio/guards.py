@@ -29,7 +29,14 @@ The rules and their thresholds:
     a virtio disk): direct 4k writes at iodepth 1 have a median of 9.3 µs on ext4 and 0.13 µs
     on tmpfs; etcd-style fdatasync 68 µs on ext4 and 0.09 µs on tmpfs. The threshold is this
     project's heuristic, not a vendor number. Jobs that sync every write are judged by their
-    sync latency only (their writes go to the page cache by design).
+    sync latency only (their writes go to the page cache by design). What a fast flush means is
+    classified in :mod:`kubectl_storage.core.flush.timing` (shared with validate-persistence's
+    fsync probe): ``fio.cache-sync-latency`` is its "memory-backed" class only (the writes are
+    memory-fast too, or buffered so that the fdatasync had to write them out).
+``fio.sync-without-flush`` (info, not suspect)
+    Direct writes take device time but fdatasync returns below the floor: "acknowledged without
+    a flush", a power-loss-protected cache or a cache that lies, which only a power-loss test
+    can tell apart (unverified). Measured here: a loop device in write-through mode.
 ``fio.env-aio-max-nr`` / ``fio.env-no-space`` / ``fio.env-read-only``
     fio failed because of the environment, not the storage's speed: libaio's ``io_queue_init``
     got EAGAIN (the node's ``fs.aio-max-nr`` is used up or smaller than the queue asked for;
@@ -94,6 +101,7 @@ from kubectl_storage.core.fio.notes import (
     NOTE_LATENCY_OFF,
     NOTE_MIXED,
     NOTE_NO_IO,
+    NOTE_SYNC_NO_FLUSH,
     NOTE_UPPER_BOUND,
     FioNote,
     dedupe,
@@ -105,6 +113,7 @@ from kubectl_storage.core.fio.results import (
     FioJobResult,
     FioResult,
 )
+from kubectl_storage.core.flush.timing import FlushClass, classify_flush
 from kubectl_storage.core.k8s.quantities import format_bytes
 from kubectl_storage.core.report.findings import Severity
 
@@ -247,25 +256,45 @@ def _cache_notes(job: FioJobResult, options: Mapping[str, str]) -> list[FioNote]
                 f"{job.name}: write latency {write_us:.2f} µs (cache)",
             )
         )
-    sync = job.sync
-    if sync is not None:
-        sync_us = sync.lat_p50_us if sync.lat_p50_us is not None else sync.lat_mean_us
-        if sync_us is not None and sync_us < CACHE_LATENCY_FLOOR_US:
-            notes.append(
-                FioNote(
-                    NOTE_CACHE_SYNC,
-                    Severity.WARN,
-                    f"job {job.name}: the median fsync/fdatasync returns in {sync_us:.2f} µs, "
-                    f"below {CACHE_LATENCY_FLOOR_US:g} µs, faster than a flush to stable "
-                    "storage can be: the data reached no durable medium",
-                    "do not trust this class with databases or etcd until a flush is shown to "
-                    "reach stable storage: check for memory-backed storage (tmpfs), nobarrier "
-                    "mounts, or a volatile write cache",
-                    job.name,
-                    f"{job.name}: fdatasync {sync_us:.2f} µs (cache)",
-                )
-            )
+    notes.extend(_sync_notes(job, options, write_us))
     return notes
+
+
+def _sync_notes(
+    job: FioJobResult, options: Mapping[str, str], write_us: float | None
+) -> list[FioNote]:
+    # What the flush measured is decided in core.flush (shared with validate-persistence's
+    # fsync probe): memory-backed only when the writes are memory-fast (or buffered, so the
+    # fdatasync had the write-out to do); direct writes at device time with an instant flush are
+    # "acknowledged without a flush", unverified (info, not suspect: a power-loss-protected
+    # device looks the same).
+    sync = job.sync
+    if sync is None:
+        return []
+    direct = _flag(options.get("direct")) or (options.get("buffered") or "").strip() == "0"
+    reading = classify_flush(
+        sync_us=sync.lat_p50_us if sync.lat_p50_us is not None else sync.lat_mean_us,
+        write_us=write_us if job.write.did_io else None,
+        writes_direct=direct,
+    )
+    if reading is None or reading.kind is FlushClass.FLUSHED:
+        return []
+    memory = reading.kind is FlushClass.MEMORY
+    return [
+        FioNote(
+            NOTE_CACHE_SYNC if memory else NOTE_SYNC_NO_FLUSH,
+            Severity.WARN if memory else Severity.INFO,
+            f"job {job.name}: {reading.explanation()}",
+            "do not trust this class with databases or etcd: check for memory-backed storage "
+            "(tmpfs, emptyDir medium: Memory), nobarrier mounts, or a library that makes fsync "
+            "a no-op"
+            if memory
+            else "trust it with databases only if the device's cache is known to be "
+            "power-loss protected, or a power-loss test showed no acknowledged write lost",
+            job.name,
+            f"{job.name}: fdatasync {reading.sync_us:.2f} µs ({reading.label})",
+        )
+    ]
 
 
 def _did_any_io(job: FioJobResult) -> bool:

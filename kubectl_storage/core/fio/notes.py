@@ -19,6 +19,8 @@ from kubectl_storage.core.report.findings import Severity
 NOTE_DATASET_SMALL = "fio.dataset-small"
 NOTE_CACHE_WRITE = "fio.cache-write-latency"
 NOTE_CACHE_SYNC = "fio.cache-sync-latency"
+#: Direct writes take device time but the flush returns at once: unverified, not suspect.
+NOTE_SYNC_NO_FLUSH = "fio.sync-without-flush"
 NOTE_AIO_LIMIT = "fio.env-aio-max-nr"
 NOTE_NO_SPACE = "fio.env-no-space"
 NOTE_READ_ONLY = "fio.env-read-only"

@@ -142,7 +142,9 @@ def test_fdatasync_on_tmpfs_reaches_no_stable_storage() -> None:
 
     assert [(n.id, n.job) for n in notes] == [(NOTE_CACHE_SYNC, "etcd_fdatasync")]
     assert f"{p50_us:.2f} µs" in notes[0].message
-    assert confidence(notes) == f"suspect: etcd_fdatasync: fdatasync {p50_us:.2f} µs (cache)"
+    assert (
+        confidence(notes) == f"suspect: etcd_fdatasync: fdatasync {p50_us:.2f} µs (memory-backed)"
+    )
 
 
 # --- errors from the environment -------------------------------------------------------------
