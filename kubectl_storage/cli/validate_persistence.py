@@ -21,6 +21,7 @@ from kubectl_storage.cli.options import (
 )
 from kubectl_storage.core.k8s.quantities import Size
 from kubectl_storage.core.report.findings import FailOn
+from kubectl_storage.core.report.verdict import Verdict
 from kubectl_storage.core.validate_persistence.mysql import (
     Disruption,
     VolumeType,
@@ -214,7 +215,7 @@ def _explained(report: PersistenceReport) -> tuple[str, str]:
             "volumes can attach on other nodes for data that must survive a node.",
         )
     check = report.durability
-    if check is not None and not check.settings.durable:
+    if check is not None and check.settings.reasons:
         if check.allowed_non_durable:
             return (
                 "the server is not configured to make a commit durable: "
@@ -235,6 +236,13 @@ def _explained(report: PersistenceReport) -> tuple[str, str]:
             + "; nothing could be read back, so nothing was proven either way",
             "Raise --timeout if the cluster is only slow (a volume's detach and attach "
             "can take minutes); the events are in the NOTE column.",
+        )
+    if report.outcome.verdict is Verdict.WARN:
+        # Exits 1 only with --fail-on warn.
+        return (
+            "committed data survived, but " + "; ".join(report.warning_texts()),
+            "A pass needs a volume that is not memory-backed and a server that reports its "
+            "durability settings; see the fsync probe and durability lines above.",
         )
     return (
         "no disruption could run, so nothing was tested",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TextIO
 
+from kubectl_storage.core.flush.timing import FlushClass
 from kubectl_storage.core.report.verdict import Verdict
 from kubectl_storage.core.validate_persistence.mysql import VolumeType
 from kubectl_storage.core.validate_persistence.report import (
@@ -84,7 +85,7 @@ def verdict_line(report: PersistenceReport) -> str:
         )
         if passed:
             text += f"; it survived {', '.join(passed)}"
-    elif check is not None and not check.settings.durable:
+    elif check is not None and check.settings.reasons:
         settings = "; ".join(r.split(":")[0] for r in check.settings.reasons)
         text = f"FAIL: the server is not configured to make a commit durable ({settings})"
         if check.allowed_non_durable and passed:
@@ -99,12 +100,14 @@ def verdict_line(report: PersistenceReport) -> str:
         text = f"INCONCLUSIVE: no disruption could run on {where}, so nothing was tested"
     elif verdict is Verdict.WARN:
         text = (
-            f"WARN: committed data survived {', '.join(passed)} on {where}, but the fsync probe "
-            "saw fdatasync return faster than any medium can persist: a power loss can lose "
-            f"commits this run saw survive; {report.tested}"
+            f"WARN: committed data survived {', '.join(passed)} on {where}, but "
+            f"{'; and '.join(report.warning_texts())}; {report.tested}"
         )
     else:
         text = f"PASS: committed data survived {', '.join(passed)} on {where}; {report.tested}"
+        flush = report.fsync_probe.flush if report.fsync_probe else None
+        if flush is not None and flush.kind is FlushClass.NO_FLUSH:
+            text += f"; fsync probe: {flush.label}"
     if skipped and verdict in (Verdict.PASS, Verdict.WARN):
         text += f"; skipped: {', '.join(skipped)}"
     return text
@@ -126,10 +129,17 @@ def _durability_lines(report: PersistenceReport) -> list[str]:
     values = ", ".join(f"{k}={'-' if v is None else v}" for k, v in settings.values().items())
     if settings.durable:
         state = "durable"
+    elif not settings.reasons:
+        state = "UNKNOWN (not reported: " + ", ".join(settings.unknown) + ")"
     elif check.allowed_non_durable:
         state = "NOT durable (accepted with --allow-non-durable-config)"
     else:
         state = "NOT durable"
+    extra = {
+        "Innodb_redo_log_enabled": settings.innodb_redo_log_enabled,
+        "table engine": settings.table_engine,
+    }
+    values += "".join(f", {k}={v}" for k, v in extra.items() if v is not None)
     lines = [f"Server durability settings: {values}: {state}"]
     if check.server_args:
         lines.append("  server started with: " + " ".join(check.server_args))
@@ -149,6 +159,15 @@ def _probe_lines(report: PersistenceReport) -> list[str]:
         f"p50 {_micros(probe.p50_us)}, p99 {_micros(probe.p99_us)}, max {_micros(probe.max_us)} "
         "(etcd wants p99 under 10ms)"
     ]
+    flush = probe.flush
+    if flush is not None and not flush.warns:
+        direct = (
+            f"direct 4k writes p50 {_micros(probe.direct_write_p50_us)}, fdatasync p50 "
+            f"{_micros(probe.direct_fdatasync_p50_us)}: "
+            if probe.direct_fdatasync_p50_us is not None
+            else f"(etcd's buffered job alone; the direct job: {probe.direct_error}) "
+        )
+        lines.append(f"  flush: {direct}{flush.explanation()}")
     lines += [f"  WARNING: {warning}" for warning in probe.warnings]
     return lines
 

@@ -40,13 +40,32 @@ Sources (each rule below names the one it rests on):
     some file systems): same page as [MY-IFLATC], #sysvar_innodb_flush_method
 [MA-IFM] MariaDB, InnoDB Flush Method (same values; default O_DIRECT since 10.6; deprecated in
     11.0 in favour of innodb_{data,log}_file_{buffering,write_through}, so an 11.x server may not
-    report it): https://mariadb.com/kb/en/innodb-flush-method/
+    report it): https://mariadb.com/kb/en/innodb-flush-method/ ; System Variables Added in
+    MariaDB 11.0 (innodb_data_file_buffering, 11.0.1):
+    https://mariadb.com/kb/en/system-variables-added-in-mariadb-11-0/
+[MY-REDO] MySQL 8.0 manual, Redo Log, "Disabling Redo Logging" (8.0.21+: ALTER INSTANCE DISABLE
+    INNODB REDO_LOG, "intended only for loading data into a new MySQL instance"; "an unexpected
+    server stoppage while redo logging is disabled can cause data loss and instance
+    corruption"; the status variable Innodb_redo_log_enabled reports it):
+    https://dev.mysql.com/doc/refman/8.0/en/innodb-redo-log.html#innodb-disable-redo-logging
+[MY-SUBST] MySQL 8.0 manual, Server SQL Modes, NO_ENGINE_SUBSTITUTION (without it, CREATE TABLE
+    with an unavailable engine uses the default engine and only warns):
+    https://dev.mysql.com/doc/refman/8.0/en/sql-mode.html#sqlmode_no_engine_substitution
+
+A setting the server does not report is *unknown*, never durable: the settings are then
+"unknown" (:attr:`DurabilitySettings.state`), which the report turns into a warning; an unknown
+innodb_flush_log_at_trx_commit is a reason (not durable), since it alone decides whether a
+commit is flushed at all. Not unknown: sync_binlog with the binary log off; innodb_flush_method
+on a server that reports MariaDB 11's innodb_data_file_buffering (the variable it was replaced
+by); Innodb_redo_log_enabled, which MariaDB and MySQL before 8.0.21 do not have.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from kubectl_storage.core.validate_persistence.rows import DATABASE, TABLE
 
 #: The variables read, in the order they are reported.
 DURABILITY_VARIABLES = (
@@ -57,11 +76,27 @@ DURABILITY_VARIABLES = (
     "innodb_flush_method",
 )
 
-#: One statement, valid on MySQL 8 and MariaDB 10.x/11.x (both accept ``SHOW GLOBAL VARIABLES
-#: WHERE expr``); run with ``-N -B`` it prints one ``name<TAB>value`` line per variable the
-#: server has. A variable the server lacks is simply absent from the output.
-DURABILITY_SQL = "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({})".format(
-    ", ".join(f"'{name}'" for name in DURABILITY_VARIABLES)
+#: Read beside them: MariaDB 11's replacement of innodb_flush_method (only its presence counts),
+#: MySQL's redo-log status, and the engine of the check's table.
+MARIADB11_FLUSH_VARIABLE = "innodb_data_file_buffering"
+REDO_LOG_STATUS = "innodb_redo_log_enabled"
+TABLE_ENGINE = "table_engine"
+EXPECTED_ENGINE = "InnoDB"
+
+#: Three statements, valid on MySQL 8 and MariaDB 10.x/11.x (both accept ``SHOW GLOBAL
+#: VARIABLES/STATUS WHERE expr``); run with ``-N -B`` they print one ``name<TAB>value`` line per
+#: variable the server has, then ``Innodb_redo_log_enabled<TAB>ON|OFF`` (MySQL 8.0.21+ only),
+#: then ``table_engine<TAB><engine>`` once the table exists. What the server lacks is absent.
+DURABILITY_SQL = (
+    "SHOW GLOBAL VARIABLES WHERE Variable_name IN ({}); "
+    "SHOW GLOBAL STATUS WHERE Variable_name = 'Innodb_redo_log_enabled'; "
+    "SELECT '{}', ENGINE FROM information_schema.TABLES "
+    "WHERE TABLE_SCHEMA = '{}' AND TABLE_NAME = '{}'"
+).format(
+    ", ".join(f"'{name}'" for name in (*DURABILITY_VARIABLES, MARIADB11_FLUSH_VARIABLE)),
+    TABLE_ENGINE,
+    DATABASE,
+    TABLE,
 )
 
 NOT_REPORTED = "not reported by the server"
@@ -89,6 +124,20 @@ class DurabilitySettings:
     #: Observations that do not fail the check (variables not reported, settings that do not
     #: apply).
     notes: tuple[str, ...] = ()
+    #: MySQL 8.0.21+'s Innodb_redo_log_enabled status (None: not reported).
+    innodb_redo_log_enabled: str | None = None
+    #: The engine of the check's table (None: not reported, the table was not found).
+    table_engine: str | None = None
+    #: The settings that matter and were not reported: durability unknown (never durable).
+    unknown: tuple[str, ...] = ()
+
+    @property
+    def state(self) -> str:
+        """``durable``, ``not durable`` (a reason), or ``unknown`` (no reason, but a setting
+        that matters was not reported)."""
+        if self.reasons:
+            return "not durable"
+        return "unknown" if self.unknown else "durable"
 
     def values(self) -> dict[str, str | None]:
         """Variable name to reported value (None: not reported), in :data:`DURABILITY_VARIABLES`
@@ -223,31 +272,68 @@ def _flush_method_reason(value: str) -> str | None:
     return f"innodb_flush_method={value}: {crash}; set innodb_flush_method=O_DIRECT, {_ALLOW}"
 
 
+def _redo_log_reason(value: str) -> str | None:
+    # [MY-REDO]: with redo logging disabled an unexpected stop can lose data or corrupt the
+    # instance.
+    if value.upper() in ("ON", "1"):
+        return None
+    return (
+        f"Innodb_redo_log_enabled={value}: redo logging is disabled (ALTER INSTANCE DISABLE "
+        "INNODB REDO_LOG), which MySQL documents for loading data into a new instance only: a "
+        "crash loses acknowledged commits or corrupts the instance; run ALTER INSTANCE ENABLE "
+        f"INNODB REDO_LOG, {_ALLOW}"
+    )
+
+
+def _engine_reason(value: str) -> str | None:
+    # [MY-SUBST]: the table is created ENGINE=InnoDB; another engine means the server substituted
+    # its default (InnoDB unavailable, sql_mode without NO_ENGINE_SUBSTITUTION), and the
+    # non-transactional engines (MyISAM, Aria, MEMORY) have no commit to make durable.
+    if value.lower() == EXPECTED_ENGINE.lower():
+        return None
+    return (
+        f"the check's table {DATABASE}.{TABLE} uses ENGINE={value}, not {EXPECTED_ENGINE}: the "
+        "server substituted its default engine (InnoDB unavailable, and sql_mode without "
+        "NO_ENGINE_SUBSTITUTION), which has no crash-safe commit to test; make InnoDB available "
+        f"(and add NO_ENGINE_SUBSTITUTION to sql_mode), {_ALLOW}"
+    )
+
+
 def judge_durability(variables: Mapping[str, str]) -> DurabilitySettings:
     """Judge the settings :func:`parse_variables` read (names in lower case).
 
-    Rules: innodb_flush_log_at_trx_commit must be 1 (or MariaDB's 3); sync_binlog must be 1
-    when log_bin is ON (it does not matter when binary logging is off); innodb_doublewrite must
-    be ON (DETECT_AND_RECOVER in MySQL 8.0.30+); innodb_flush_method must not skip fsync()
-    (nosync, littlesync, O_DIRECT_NO_FSYNC). A variable the server did not report is a note,
-    never a failure.
+    Rules: innodb_flush_log_at_trx_commit must be 1 (or MariaDB's 3), and is not durable when not
+    reported; sync_binlog must be 1 when log_bin is ON (it does not matter when binary logging is
+    off); innodb_doublewrite must be ON (DETECT_AND_RECOVER in MySQL 8.0.30+);
+    innodb_flush_method must not skip fsync() (nosync, littlesync, O_DIRECT_NO_FSYNC);
+    Innodb_redo_log_enabled must not be OFF (absent: not a finding); the check's table must be
+    InnoDB. Any other setting the server did not report makes the settings unknown
+    (:attr:`DurabilitySettings.unknown`), never durable.
     """
     values = {name: variables.get(name) for name in DURABILITY_VARIABLES}
     reasons: list[str] = []
     notes: list[str] = []
+    unknown: list[str] = []
 
     def missing(name: str) -> None:
         notes.append(f"{name}: {NOT_REPORTED}")
+        unknown.append(name)
 
     flush_log = values["innodb_flush_log_at_trx_commit"]
     if flush_log is None:
-        missing("innodb_flush_log_at_trx_commit")
+        reasons.append(
+            f"innodb_flush_log_at_trx_commit: {NOT_REPORTED}, so nothing shows that the redo log "
+            "is flushed at each commit; check that the server (not a proxy) answers SHOW GLOBAL "
+            f"VARIABLES and set innodb_flush_log_at_trx_commit=1, {_ALLOW}"
+        )
     elif (reason := _flush_log_reason(flush_log.strip())) is not None:
         reasons.append(reason)
 
     log_bin, sync_binlog = values["log_bin"], values["sync_binlog"]
     binlog_on = _binlog_on(log_bin)
-    if log_bin is None:
+    if log_bin is None and (sync_binlog or "").strip() == "1":
+        notes.append(f"log_bin: {NOT_REPORTED} (sync_binlog=1 is durable either way)")
+    elif log_bin is None:
         missing("log_bin")
     if binlog_on is False:
         notes.append(f"sync_binlog: does not apply, binary logging is off (log_bin={log_bin})")
@@ -268,9 +354,31 @@ def judge_durability(variables: Mapping[str, str]) -> DurabilitySettings:
         reasons.append(reason)
 
     flush_method = values["innodb_flush_method"]
-    if flush_method is None:
+    if flush_method is None and MARIADB11_FLUSH_VARIABLE in variables:
+        notes.append(
+            "innodb_flush_method: not reported, replaced in MariaDB 11.0 by "
+            "innodb_{data,log}_file_{buffering,write_through}, none of which skips the flush "
+            "(the setting that does is innodb_doublewrite=fast, judged above)"
+        )
+    elif flush_method is None:
         missing("innodb_flush_method")
     elif (reason := _flush_method_reason(flush_method.strip())) is not None:
+        reasons.append(reason)
+
+    redo = variables.get(REDO_LOG_STATUS)
+    if redo is None:
+        notes.append(
+            "Innodb_redo_log_enabled: not reported (a status of MySQL 8.0.21+, the release "
+            "that added ALTER INSTANCE DISABLE INNODB REDO_LOG), not judged"
+        )
+    elif (reason := _redo_log_reason(redo.strip())) is not None:
+        reasons.append(reason)
+
+    engine = variables.get(TABLE_ENGINE)
+    if engine is None:
+        notes.append(f"the engine of {DATABASE}.{TABLE}: {NOT_REPORTED} (table not found)")
+        unknown.append("table engine")
+    elif (reason := _engine_reason(engine.strip())) is not None:
         reasons.append(reason)
 
     return DurabilitySettings(
@@ -279,9 +387,12 @@ def judge_durability(variables: Mapping[str, str]) -> DurabilitySettings:
         sync_binlog=sync_binlog,
         innodb_doublewrite=doublewrite,
         innodb_flush_method=flush_method,
-        durable=not reasons,
+        durable=not reasons and not unknown,
         reasons=tuple(reasons),
         notes=tuple(notes),
+        innodb_redo_log_enabled=redo,
+        table_engine=engine,
+        unknown=tuple(unknown),
     )
 
 

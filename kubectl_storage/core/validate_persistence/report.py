@@ -177,8 +177,9 @@ class DurabilityCheck:
 
     @property
     def failed(self) -> bool:
-        """Not durable, and not accepted on purpose."""
-        return not self.settings.durable and not self.allowed_non_durable
+        """Not durable (a reason, not merely unknown), and not accepted on purpose: the
+        disruptions do not run."""
+        return bool(self.settings.reasons) and not self.allowed_non_durable
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape (stable key order)."""
@@ -189,6 +190,10 @@ class DurabilityCheck:
             "notes": list(self.settings.notes),
             "allowed_non_durable": self.allowed_non_durable,
             "server_args": list(self.server_args),
+            "state": self.settings.state,
+            "unknown": list(self.settings.unknown),
+            "innodb_redo_log_enabled": self.settings.innodb_redo_log_enabled,
+            "table_engine": self.settings.table_engine,
         }
 
 
@@ -231,19 +236,20 @@ class PersistenceReport:
 
         - fail: a phase lost data (the phase's name), its data cannot follow the pod
           (``cannot-follow:<phase>``), or the server is not configured to make a commit durable
-          (``durability``), also when that was accepted with --allow-non-durable-config: the
-          flag only lets the disruptions run;
+          (``durability``; an unreported innodb_flush_log_at_trx_commit counts), also when that
+          was accepted with --allow-non-durable-config: the flag only lets the disruptions run;
         - inconclusive: a phase did not answer within --timeout (``unavailable:<phase>``), or no
           disruption ran (``nothing-tested``);
-        - warn: it held, but the fsync probe saw flushes return faster than any medium persists
-          (``fsync-probe``);
+        - warn: it held, but the fsync probe found the volume memory-backed (``fsync-probe``:
+          the writes themselves complete at memory speed, core.flush), or a durability setting
+          that matters was not reported (``durability-unknown``);
         - for the emptyDir control (:meth:`_control_outcome`) what counts is that it lost data.
         """
         if self.volume_type is VolumeType.EMPTY_DIR:
             return self._control_outcome()
         fail = [p.phase for p in self.phases if p.lost_data]
         fail += [f"cannot-follow:{p.phase}" for p in self.phases if p.cannot_follow]
-        if self.durability is not None and not self.durability.settings.durable:
+        if self.durability is not None and self.durability.settings.reasons:
             fail.append("durability")
         inconclusive = [
             f"unavailable:{p.phase}" for p in self.phases if p.verdict is Verdict.INCONCLUSIVE
@@ -254,7 +260,28 @@ class PersistenceReport:
         warn = (
             ["fsync-probe"] if self.fsync_probe and self.fsync_probe.acknowledges_too_fast else []
         )
+        if self.durability is not None and self.durability.settings.state == "unknown":
+            warn.append("durability-unknown")
         return judge(fail=fail, inconclusive=inconclusive, warn=warn)
+
+    def warning_texts(self) -> list[str]:
+        """The warn reasons of :attr:`outcome` in words, in its order (empty unless warn)."""
+        outcome = self.outcome
+        if outcome.verdict is not Verdict.WARN:
+            return []
+        texts = []
+        for reason in outcome.reasons:
+            flush = self.fsync_probe.flush if self.fsync_probe else None
+            if reason == "fsync-probe" and flush is not None:
+                texts.append(f"the fsync probe found the volume {flush.explanation()}")
+            elif reason == "durability-unknown" and self.durability is not None:
+                names = ", ".join(self.durability.settings.unknown)
+                texts.append(
+                    f"the server did not report {names}, so its durability is unknown, not durable"
+                )
+            else:
+                texts.append(reason)
+        return texts
 
     def _control_outcome(self) -> Outcome:
         """The emptyDir control exists to lose data: it passes when every disruption it can

@@ -1,10 +1,11 @@
-"""`validate-persistence` as pipeline stages, and the run: deploy, read the server's durability
-settings, seed, probe fsync, then each disruption followed by reading everything back.
+"""`validate-persistence` as pipeline stages, and the run: deploy, seed, read the server's
+durability settings, probe fsync, then each disruption followed by reading everything back.
 
 Steps: create a Secret with a random root password and a one-replica MySQL StatefulSet through
-the run scope → wait until MySQL answers → read and judge its durability settings (a server not
-configured to make a commit durable fails the check, and the disruptions are not run, unless
---allow-non-durable-config) → seed testdb.tasks and read it back (checksum) → the fsync probe on
+the run scope → wait until MySQL answers → seed testdb.tasks and read it back (checksum) → read
+and judge its durability settings, with the engine it gave the table (a server not configured
+to make a commit durable fails the check, and the disruptions are not run, unless
+--allow-non-durable-config) → the fsync probe on
 the same volume → for each disruption: disrupt, wait until MySQL answers again, read everything
 back and compare → report.
 """
@@ -87,20 +88,25 @@ def run_persistence(
     scope.create(kinds.STATEFULSET, statefulset, request.namespace)
     pod = MysqlPod(api, request, deployment, step)
     ready_s = phases.start(pod)
+    seeded, state = phases.seed(pod, rows, ready_s)
+    # After the seed: the settings include the engine the server gave the check's table.
     durability = DurabilityCheck(
         pod.read_durability(), request.allow_non_durable, request.server_args
     )
     _say_durability(step, durability)
-    seeded, state = phases.seed(pod, rows, ready_s)
     result: list[PhaseResult] = [seeded]
     probe = None
     if request.probe_image:
-        step("fsync probe: 2300-byte writes, fdatasync each (etcd's check), beside MySQL")
+        step(
+            "fsync probe: 2300-byte writes, fdatasync each (etcd's check), then direct 4k "
+            "writes, fdatasync each, beside MySQL"
+        )
         probe = pod.run_probe()
         step(
             f"fsync probe: {probe.error}"
             if probe.error
             else f"fsync probe: fdatasync p50 {probe.p50_us} µs, p99 {probe.p99_us} µs"
+            + (f"; {probe.flush.label}" if probe.flush else "")
             + "".join(f"; WARNING: {w}" for w in probe.warnings)
         )
     control = request.volume_type is VolumeType.EMPTY_DIR
@@ -170,6 +176,8 @@ def run_persistence(
 def _say_durability(step: Callable[[str], None], durability: DurabilityCheck) -> None:
     values = ", ".join(f"{k}={v}" for k, v in durability.settings.values().items())
     step(f"durability settings: {values}")
+    if durability.settings.unknown:
+        step("durability unknown, not reported: " + ", ".join(durability.settings.unknown))
     for reason in durability.settings.reasons:
         allowed = " (allowed: --allow-non-durable-config)" if durability.allowed_non_durable else ""
         step(f"not durable{allowed}: {reason}")

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from kubectl_storage.core.flush.timing import FlushClass
 from kubectl_storage.core.k8s.scheduling import (
     describe_pinning,
     unschedulable_message,
@@ -81,7 +82,12 @@ def test_probe_command_is_etcds_job_on_the_volume() -> None:
     ):
         assert option in script
     assert argv[-1].startswith("/probe/")  # the data volume's root, beside MySQL's directory
-    assert 'rm -f "$1"' in script
+    assert 'rm -f "$1" "$1.direct"' in script
+    # Then, after etcd's job (stonewall), direct 4k writes with fdatasync each: their write
+    # latency is the device's, which is what tells memory from a flush that is not needed.
+    direct = script[script.index("--name=direct-flush") :]
+    for option in ("--stonewall", "--direct=1", "--fdatasync=1", "--bs=4k", '"$1.direct"'):
+        assert option in direct
 
 
 def test_probe_on_ext4_measures_fdatasync_and_warns_of_nothing() -> None:
@@ -98,9 +104,14 @@ def test_probe_on_tmpfs_warns_that_nothing_can_be_durable_that_fast() -> None:
     probe = parse_probe(_fio("fio-3.33-etcd-profile-tmpfs.json"))
     assert probe.p50_us == 0.09
     assert probe.p50_us < FLUSH_FLOOR_US
+    # etcd's buffered job alone (captured before the direct job existed): the fdatasync had
+    # the write-out to do and took 0.09 µs, so the data stayed in memory.
+    assert probe.flush is not None
+    assert probe.flush.kind is FlushClass.MEMORY
+    assert probe.acknowledges_too_fast
     (warning,) = probe.warnings
-    assert "faster than any device or network round trip" in warning
-    assert "write cache" in warning
+    assert warning.startswith("memory-backed: fdatasync returns in 0.09 µs (median)")
+    assert "a power loss loses what was acknowledged" in warning
 
 
 def test_probe_slower_than_etcds_guidance_warns() -> None:
@@ -388,7 +399,7 @@ def test_a_failing_undo_is_logged_and_the_rest_still_run(caplog) -> None:
 
 MARIADB_DEFAULTS = (
     "innodb_doublewrite\tON\ninnodb_flush_log_at_trx_commit\t1\ninnodb_flush_method\tO_DIRECT\n"
-    "log_bin\tOFF\nsync_binlog\t0\n"
+    "log_bin\tOFF\nsync_binlog\t0\ntable_engine\tInnoDB\n"
 )
 
 

@@ -4,7 +4,10 @@ The outputs below are constructed, not captured: they are written in the format 
 ``mysql --batch --skip-column-names -e "<DURABILITY_SQL>"`` (one ``name<TAB>value`` line per
 variable, sorted by name as both servers sort SHOW VARIABLES), with each server's documented
 values and image defaults (MySQL 8.0: binary log on, sync_binlog=1, innodb_flush_method=fsync;
-MariaDB 11: binary log off, sync_binlog=0, innodb_flush_method=O_DIRECT).
+MariaDB 11: binary log off, sync_binlog=0, innodb_flush_method=O_DIRECT), followed by what the
+other two statements print: MySQL 8.0.21+'s ``Innodb_redo_log_enabled<TAB>ON`` status line
+(MariaDB has none) and the ``table_engine<TAB>InnoDB`` line of the SELECT on
+information_schema.TABLES.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ MYSQL8_DEFAULT = (
     "innodb_flush_method\tfsync\n"
     "log_bin\tON\n"
     "sync_binlog\t1\n"
+    "Innodb_redo_log_enabled\tON\n"
+    "table_engine\tInnoDB\n"
 )
 
 MARIADB11_DEFAULT = (
@@ -43,7 +48,14 @@ MARIADB11_DEFAULT = (
     "innodb_flush_method\tO_DIRECT\n"
     "log_bin\tOFF\n"
     "sync_binlog\t0\n"
+    "table_engine\tInnoDB\n"
 )
+
+REDO_NOTE = (
+    "Innodb_redo_log_enabled: not reported (a status of MySQL 8.0.21+, the release that added "
+    "ALTER INSTANCE DISABLE INNODB REDO_LOG), not judged"
+)
+BINLOG_OFF_NOTE = "sync_binlog: does not apply, binary logging is off (log_bin=OFF)"
 
 
 def _judge(text: str) -> DurabilitySettings:
@@ -59,11 +71,16 @@ def _only_reason(settings: DurabilitySettings) -> str:
 # -- the statement --------------------------------------------------------------------------
 
 
-def test_sql_is_one_show_global_variables_statement_naming_every_variable() -> None:
-    assert DURABILITY_SQL.startswith("SHOW GLOBAL VARIABLES WHERE Variable_name IN (")
-    assert ";" not in DURABILITY_SQL
-    for name in DURABILITY_VARIABLES:
-        assert f"'{name}'" in DURABILITY_SQL
+def test_sql_reads_the_variables_the_redo_log_status_and_the_tables_engine() -> None:
+    variables, status, engine = DURABILITY_SQL.split("; ")
+    assert variables.startswith("SHOW GLOBAL VARIABLES WHERE Variable_name IN (")
+    for name in (*DURABILITY_VARIABLES, "innodb_data_file_buffering"):
+        assert f"'{name}'" in variables
+    assert status == "SHOW GLOBAL STATUS WHERE Variable_name = 'Innodb_redo_log_enabled'"
+    assert engine == (
+        "SELECT 'table_engine', ENGINE FROM information_schema.TABLES "
+        "WHERE TABLE_SCHEMA = 'testdb' AND TABLE_NAME = 'tasks'"
+    )
     assert set(DURABILITY_VARIABLES) == {
         "innodb_flush_log_at_trx_commit",
         "sync_binlog",
@@ -83,6 +100,8 @@ def test_parse_variables_reads_batch_lines() -> None:
         "innodb_flush_method": "fsync",
         "log_bin": "ON",
         "sync_binlog": "1",
+        "innodb_redo_log_enabled": "ON",
+        "table_engine": "InnoDB",
     }
 
 
@@ -105,7 +124,10 @@ def test_parse_variables_ignores_malformed_lines_without_crashing() -> None:
         "sync_binlog": "1",
     }
     settings = judge_durability(parse_variables(text))
-    assert settings.durable
+    # Nothing fails, but what was not reported is unknown, never durable.
+    assert (settings.reasons, settings.state) == ((), "unknown")
+    assert not settings.durable
+    assert settings.unknown == ("innodb_doublewrite", "table engine")
     assert f"innodb_doublewrite: {NOT_REPORTED}" in settings.notes
 
 
@@ -176,7 +198,7 @@ def test_sync_binlog_0_with_binlog_off_passes() -> None:
     )
     settings = _judge(text)
     assert settings.durable
-    assert settings.notes == ("sync_binlog: does not apply, binary logging is off (log_bin=OFF)",)
+    assert settings.notes == (BINLOG_OFF_NOTE,)
 
 
 def test_doublewrite_off_fails_for_torn_pages() -> None:
@@ -216,7 +238,7 @@ def test_mariadb11_default_config_is_durable() -> None:
     assert settings.durable
     assert settings.innodb_flush_method == "O_DIRECT"
     assert settings.sync_binlog == "0"
-    assert settings.notes == ("sync_binlog: does not apply, binary logging is off (log_bin=OFF)",)
+    assert settings.notes == (BINLOG_OFF_NOTE, REDO_NOTE)
 
 
 def test_mariadb_flush_log_at_trx_commit_3_is_durable() -> None:
@@ -256,36 +278,85 @@ def test_several_failures_are_all_reported() -> None:
     ]
 
 
-def test_missing_variable_is_a_note_not_a_failure() -> None:
-    # MariaDB 11.0 deprecated innodb_flush_method; a server that omits it is not failed for it.
+def test_a_missing_flush_method_is_unknown_unless_mariadb11_replaced_it() -> None:
     text = "".join(
         line + "\n" for line in MARIADB11_DEFAULT.splitlines() if "flush_method" not in line
     )
     settings = _judge(text)
-    assert settings.durable
-    assert settings.innodb_flush_method is None
+    assert (settings.state, settings.durable, settings.reasons) == ("unknown", False, ())
+    assert settings.unknown == ("innodb_flush_method",)
     assert f"innodb_flush_method: {NOT_REPORTED}" in settings.notes
+    # MariaDB 11.0 deprecated it for innodb_{data,log}_file_{buffering,write_through}: a server
+    # that reports innodb_data_file_buffering has nothing unknown here.
+    replaced = _judge(text + "innodb_data_file_buffering\tOFF\n")
+    assert replaced.durable
+    assert any(n.startswith("innodb_flush_method: not reported, replaced") for n in replaced.notes)
 
 
-def test_nothing_reported_is_all_notes() -> None:
+def test_nothing_reported_is_not_durable() -> None:
+    # A proxy or server that answers none of the variables: the redo log's flush is not known,
+    # which alone decides whether a commit is flushed, so it is a reason, not a note.
     settings = judge_durability({})
-    assert settings.durable
-    assert settings.reasons == ()
-    assert settings.notes == (
-        f"innodb_flush_log_at_trx_commit: {NOT_REPORTED}",
-        f"log_bin: {NOT_REPORTED}",
-        f"sync_binlog: {NOT_REPORTED}",
-        f"innodb_doublewrite: {NOT_REPORTED}",
-        f"innodb_flush_method: {NOT_REPORTED}",
+    assert not settings.durable
+    assert settings.state == "not durable"
+    (reason,) = settings.reasons
+    assert reason.startswith(f"innodb_flush_log_at_trx_commit: {NOT_REPORTED}")
+    assert settings.unknown == (
+        "log_bin",
+        "sync_binlog",
+        "innodb_doublewrite",
+        "innodb_flush_method",
+        "table engine",
     )
+
+
+def test_an_unreported_flush_log_at_trx_commit_is_not_durable() -> None:
+    text = "".join(line + "\n" for line in MYSQL8_DEFAULT.splitlines() if "trx_commit" not in line)
+    settings = _judge(text)
+    assert settings.innodb_flush_log_at_trx_commit is None
+    assert _only_reason(settings).startswith("innodb_flush_log_at_trx_commit: not reported")
 
 
 def test_sync_binlog_is_not_judged_when_log_bin_is_not_reported() -> None:
     text = "sync_binlog\t0\ninnodb_flush_log_at_trx_commit\t1\n"
     settings = _judge(text)
-    assert settings.durable
+    assert not settings.durable
+    assert "log_bin" in settings.unknown
     assert f"log_bin: {NOT_REPORTED}" in settings.notes
     assert any(n.startswith("sync_binlog=0: not judged") for n in settings.notes)
+    # sync_binlog=1 is durable whether the binary log is on or not: log_bin is not needed
+    synced = _judge(MYSQL8_DEFAULT.replace("log_bin\tON\n", ""))
+    assert synced.durable
+    assert f"log_bin: {NOT_REPORTED} (sync_binlog=1 is durable either way)" in synced.notes
+
+
+def test_a_disabled_redo_log_is_not_durable() -> None:
+    # MySQL 8.0.21+ after ALTER INSTANCE DISABLE INNODB REDO_LOG.
+    text = MYSQL8_DEFAULT.replace("Innodb_redo_log_enabled\tON", "Innodb_redo_log_enabled\tOFF")
+    settings = _judge(text)
+    assert settings.innodb_redo_log_enabled == "OFF"
+    reason = _only_reason(settings)
+    assert reason.startswith("Innodb_redo_log_enabled=OFF: redo logging is disabled")
+    assert "ALTER INSTANCE ENABLE INNODB REDO_LOG" in reason
+    # ON (MySQL 8.0.21+ by default) is quiet; absent (MariaDB) is a note, not a finding.
+    assert _judge(MYSQL8_DEFAULT).innodb_redo_log_enabled == "ON"
+    assert _judge(MYSQL8_DEFAULT).notes == ()
+    mariadb = _judge(MARIADB11_DEFAULT)
+    assert mariadb.durable
+    assert REDO_NOTE in mariadb.notes
+
+
+def test_a_substituted_table_engine_is_not_durable() -> None:
+    # CREATE TABLE ... ENGINE=InnoDB without NO_ENGINE_SUBSTITUTION on a server without InnoDB.
+    for engine in ("MyISAM", "Aria", "MEMORY"):
+        text = MYSQL8_DEFAULT.replace("table_engine\tInnoDB", f"table_engine\t{engine}")
+        reason = _only_reason(_judge(text))
+        assert reason.startswith(f"the check's table testdb.tasks uses ENGINE={engine}, not InnoDB")
+        assert "NO_ENGINE_SUBSTITUTION" in reason
+    assert _judge(MYSQL8_DEFAULT.replace("\tInnoDB", "\tinnodb")).durable
+    # No engine line: the table was not found, so the engine is unknown, never durable.
+    missing = _judge(MYSQL8_DEFAULT.replace("table_engine\tInnoDB\n", ""))
+    assert (missing.state, missing.unknown) == ("unknown", ("table engine",))
 
 
 # -- acknowledgements -----------------------------------------------------------------------

@@ -143,8 +143,45 @@ def test_a_probe_that_acknowledges_at_memory_speed_undercuts_the_pass() -> None:
     assert tmpfs.outcome == Outcome(Verdict.WARN, ("fsync-probe",))
     line = verdict_line(tmpfs)
     assert line.startswith("WARN: committed data survived reschedule on StorageClass fast, but ")
-    assert "a power loss can lose commits this run saw survive" in line
+    assert "but the fsync probe found the volume memory-backed: fdatasync returns in 0.09" in line
+    assert "a power loss loses what was acknowledged" in line
     assert line.endswith("tested: graceful move to another node; power loss not tested")
+
+
+def test_unreported_durability_settings_are_unknown_and_undercut_the_pass() -> None:
+    # The same MariaDB settings without innodb_doublewrite (a server or proxy that does not
+    # report it): nothing fails, nothing is known to be durable either.
+    settings = _settings()
+    unknown = dataclasses.replace(
+        settings, innodb_doublewrite=None, durable=False, unknown=("innodb_doublewrite",)
+    )
+    report = _report(durability=DurabilityCheck(unknown))
+    assert report.outcome == Outcome(Verdict.WARN, ("durability-unknown",))
+    assert report.to_dict()["durability"]["state"] == "unknown"
+    assert report.to_dict()["durability"]["durable"] is False
+    assert verdict_line(report) == (
+        "WARN: committed data survived reschedule on StorageClass fast, but the server did not "
+        "report innodb_doublewrite, so its durability is unknown, not durable; tested: graceful "
+        "move to another node; power loss not tested"
+    )
+    # The disruptions still run (only a reason stops them) ...
+    assert not DurabilityCheck(unknown).failed
+    # ... and the quiet case: everything reported and durable is a plain pass.
+    assert _report().outcome == PASSED
+    assert _report().to_dict()["durability"]["state"] == "durable"
+
+
+def test_allow_non_durable_config_never_passes_even_when_the_setting_is_unreported() -> None:
+    # No innodb_flush_log_at_trx_commit at all: not durable, and --allow-non-durable-config
+    # only lets the disruptions run.
+    from kubectl_storage.core.validate_persistence.durability import judge_durability
+
+    settings = judge_durability({"table_engine": "InnoDB"})
+    allowed = _report(durability=DurabilityCheck(settings, allowed_non_durable=True))
+    assert allowed.outcome.verdict is Verdict.FAIL
+    assert "durability" in allowed.outcome.reasons
+    assert not DurabilityCheck(settings, allowed_non_durable=True).failed  # disruptions ran
+    assert DurabilityCheck(settings).failed
 
 
 def test_a_pass_says_what_it_did_not_test() -> None:
