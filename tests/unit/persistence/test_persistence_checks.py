@@ -397,10 +397,9 @@ def test_a_failing_undo_is_logged_and_the_rest_still_run(caplog) -> None:
 
 # -- the report -------------------------------------------------------------------------------
 
-MARIADB_DEFAULTS = (
-    "innodb_doublewrite\tON\ninnodb_flush_log_at_trx_commit\t1\ninnodb_flush_method\tO_DIRECT\n"
-    "log_bin\tOFF\nsync_binlog\t0\ntable_engine\tInnoDB\n"
-)
+#: Real: DURABILITY_SQL on Debian's MariaDB 10.11 (the test image's server) after SCHEMA_SQL
+#: (tests/fixtures/validate_persistence/SOURCES.md).
+MARIADB_DEFAULTS = (FIXTURES / "mariadb-10.11-durability.txt").read_text()
 
 
 def _settings(flush: str = "1"):

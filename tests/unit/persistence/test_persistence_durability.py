@@ -13,6 +13,7 @@ information_schema.TABLES.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -357,6 +358,39 @@ def test_a_substituted_table_engine_is_not_durable() -> None:
     # No engine line: the table was not found, so the engine is unknown, never durable.
     missing = _judge(MYSQL8_DEFAULT.replace("table_engine\tInnoDB\n", ""))
     assert (missing.state, missing.unknown) == ("unknown", ("table engine",))
+
+
+# -- real servers ---------------------------------------------------------------------------
+
+PERSISTENCE_FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "validate_persistence"
+
+
+def test_mariadb_10_11_as_the_test_image_runs_it_is_durable() -> None:
+    # Real output of DURABILITY_SQL on Debian's MariaDB 10.11.19 after the check's SCHEMA_SQL.
+    settings = _judge((PERSISTENCE_FIXTURES / "mariadb-10.11-durability.txt").read_text())
+    assert settings.durable
+    assert settings.state == "durable"
+    assert settings.table_engine == "InnoDB"
+    assert settings.innodb_redo_log_enabled is None  # MariaDB has no such status: a note
+    assert settings.notes == (BINLOG_OFF_NOTE, REDO_NOTE)
+
+
+def test_mariadb_without_innodb_substitutes_aria_and_reports_no_innodb_setting() -> None:
+    # Real: the same server started with --skip-innodb --default-storage-engine=Aria
+    # --sql-mode="" (no NO_ENGINE_SUBSTITUTION): CREATE TABLE ... ENGINE=InnoDB only warned
+    # (mariadb-10.11-skip-innodb-aria-schema-warnings.txt) and the table is Aria; no innodb_*
+    # variable is reported at all.
+    text = (PERSISTENCE_FIXTURES / "mariadb-10.11-skip-innodb-aria-durability.txt").read_text()
+    settings = _judge(text)
+    assert settings.state == "not durable"
+    assert settings.table_engine == "Aria"
+    assert [r.split(":")[0].split(" uses")[0] for r in settings.reasons] == [
+        "innodb_flush_log_at_trx_commit",
+        "the check's table testdb.tasks",
+    ]
+    assert settings.unknown == ("innodb_doublewrite", "innodb_flush_method")
+    warnings = PERSISTENCE_FIXTURES / "mariadb-10.11-skip-innodb-aria-schema-warnings.txt"
+    assert "Using storage engine Aria for table 'tasks'" in warnings.read_text()
 
 
 # -- acknowledgements -----------------------------------------------------------------------
