@@ -45,6 +45,9 @@ ETCD_JOB = "fsync-probe"
 DIRECT_JOB = "direct-flush"
 #: The direct job: 4 KiB (the page size, which O_DIRECT accepts on every file system that
 #: supports it) sequential writes, fdatasync after each; 512 of them, enough for a median.
+#: ``overwrite=1`` makes fio lay the file out first, so the writes change no block allocation
+#: or file size and an fdatasync has only the flush to do: without it, on ext4 on a loop device
+#: in write-through mode, each fdatasync committed the journal (p50 36.6 µs, measured here).
 DIRECT_BLOCK = "4k"
 DIRECT_SIZE = "2m"
 
@@ -57,7 +60,7 @@ def probe_command() -> list[str]:
         f"--ioengine=sync --fdatasync=1 --bs={BLOCK_BYTES} --size={SIZE} "
         "--percentile_list=50:99:99.9 "
         f'--name={DIRECT_JOB} --stonewall --filename="$1.direct" --rw=write --ioengine=sync '
-        f"--direct=1 --fdatasync=1 --bs={DIRECT_BLOCK} --size={DIRECT_SIZE} "
+        f"--direct=1 --overwrite=1 --fdatasync=1 --bs={DIRECT_BLOCK} --size={DIRECT_SIZE} "
         "--percentile_list=50:99:99.9"
     )
     return ["sh", "-c", f'{fio}; rc=$?; rm -f "$1" "$1.direct"; exit "$rc"', "sh", PROBE_FILE]

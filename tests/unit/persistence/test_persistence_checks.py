@@ -86,7 +86,8 @@ def test_probe_command_is_etcds_job_on_the_volume() -> None:
     # Then, after etcd's job (stonewall), direct 4k writes with fdatasync each: their write
     # latency is the device's, which is what tells memory from a flush that is not needed.
     direct = script[script.index("--name=direct-flush") :]
-    for option in ("--stonewall", "--direct=1", "--fdatasync=1", "--bs=4k", '"$1.direct"'):
+    options = ("--stonewall", "--direct=1", "--overwrite=1", "--fdatasync=1", "--bs=4k")
+    for option in (*options, '"$1.direct"'):
         assert option in direct
 
 
