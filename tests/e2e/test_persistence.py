@@ -52,11 +52,19 @@ def test_restart_and_crash_keep_committed_data(cluster, namespace) -> None:
     assert durability["variables"]["innodb_flush_log_at_trx_commit"] == "1"
     assert durability["variables"]["innodb_doublewrite"] == "ON"
     assert durability["reasons"] == []
+    assert (durability["state"], durability["unknown"]) == ("durable", [])
+    assert durability["table_engine"] == "InnoDB"
+    assert durability["innodb_redo_log_enabled"] is None  # MariaDB has no such status
     # The fsync probe ran beside MySQL on the same volume.
     probe = report["fsync_probe"]
     assert probe["error"] == "", probe
     assert probe["syncs"] > 9000  # 22 MiB in 2300-byte writes
     assert 0 < probe["fdatasync_p50_us"] <= probe["fdatasync_p99_us"]
+    # csi-hostpath's data sits on ext4 on a loop device in write-back mode, whose flush goes
+    # to the node's disk: the direct job's fdatasync takes device time (as in
+    # tests/fixtures/validate_persistence/probe/loop-write-back.json).
+    assert probe["direct_error"] == "", probe
+    assert probe["flush_class"] == "flushed", probe
     for name in ("seed", "restart", "crash"):
         phase = phases[name]
         assert phase["verdict"] == "pass", phase

@@ -271,7 +271,12 @@ def _sync_notes(
     sync = job.sync
     if sync is None:
         return []
-    direct = _flag(options.get("direct")) or (options.get("buffered") or "").strip() == "0"
+    # Writes whose latency includes the device's: direct I/O, or O_SYNC/O_DSYNC (sync=).
+    direct = (
+        _flag(options.get("direct"))
+        or (options.get("buffered") or "").strip() == "0"
+        or _flag(options.get("sync"))
+    )
     reading = classify_flush(
         sync_us=sync.lat_p50_us if sync.lat_p50_us is not None else sync.lat_mean_us,
         write_us=write_us if job.write.did_io else None,

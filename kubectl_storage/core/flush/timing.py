@@ -65,7 +65,8 @@ class FlushReading:
     sync_us: float
     #: Median write completion latency, µs (None when not measured).
     write_us: float | None
-    #: Whether the writes were direct (their latency is the device's) or buffered.
+    #: Whether the writes' latency includes the device's (direct I/O, O_SYNC/O_DSYNC writes) or
+    #: only a copy into the page cache (buffered).
     writes_direct: bool
 
     @property
