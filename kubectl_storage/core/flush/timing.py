@@ -38,13 +38,15 @@ from enum import StrEnum
 #: not a vendor figure. Its basis: a small write to the fastest flash takes about 10 µs seen
 #: from an application and a network round trip inside a data centre tens of µs over TCP, a
 #: few over RDMA (both unverified here: no such device or fabric on this machine). Measured on
-#: this machine (fio-3.33, kernel 6.18, tests/fixtures/fio/SOURCES.md and
-#: tests/fixtures/validate_persistence/SOURCES.md): direct 4k writes 0.13 µs on tmpfs against
-#: 9.3 µs on ext4 on the virtio disk; buffered fdatasync 0.09 µs on tmpfs against 68 µs on
-#: ext4; on a loop device in write-through mode, direct 4k writes 75 µs and fdatasync 0.96 µs
-#: (issue 26's figures, reproduced in the captures). Every medium measured sits at least 10
-#: times away from 5 µs on the side it belongs to, except direct writes to the virtio disk
-#: (9.3 µs, twice the floor).
+#: this machine (fio-3.33, kernel 6.18; tests/fixtures/fio/SOURCES.md and
+#: tests/fixtures/validate_persistence/SOURCES.md, the probe's own jobs, load below 1):
+#: memory: direct 4k writes 0.84 µs and their fdatasync 0.22 µs on tmpfs, buffered fdatasync
+#: 0.09-0.25 µs; devices: direct 4k writes 41.7-52.5 µs on ext4 on a loop device (9.3 µs on the
+#: virtio disk itself), fdatasync that flushes 183 µs (loop, write back), buffered fdatasync
+#: 68 µs (virtio disk) to 518 µs; and the flush a write-through device does not need: 1.05 µs
+#: (issue 26 saw 0.96 µs). The tightest margins are tmpfs's direct writes (6 times under the
+#: floor), the unneeded flush (4.8 times under) and the virtio disk's direct writes (1.9 times
+#: over); a device or fabric faster than 5 µs end to end would read as memory (unverified).
 FLUSH_FLOOR_US = 5.0
 
 

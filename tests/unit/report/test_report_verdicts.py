@@ -34,7 +34,13 @@ from kubectl_storage.core.validate_persistence.report import (
 from kubectl_storage.errors import FindingsError
 from kubectl_storage.exit_codes import ExitCode
 from kubectl_storage.render.validate_persistence import verdict_line
-from tests.unit.persistence.test_persistence_checks import _fio, _phases, _report, _settings
+from tests.unit.persistence.test_persistence_checks import (
+    FIXTURES,
+    _fio,
+    _phases,
+    _report,
+    _settings,
+)
 from tests.unit.snapshot.test_snapshot import changed, check_report, sums
 
 # --------------------------------------------------------------------------------------------
@@ -146,6 +152,28 @@ def test_a_probe_that_acknowledges_at_memory_speed_undercuts_the_pass() -> None:
     assert "but the fsync probe found the volume memory-backed: fdatasync returns in 0.09" in line
     assert "a power loss loses what was acknowledged" in line
     assert line.endswith("tested: graceful move to another node; power loss not tested")
+
+
+def _probe_capture(name: str) -> str:
+    return (FIXTURES / "probe" / name).read_text()
+
+
+def test_the_probes_three_classes_in_the_verdict() -> None:
+    # Real probe output (validate-persistence's two fio jobs) on three media.
+    tmpfs = _report(fsync_probe=parse_probe(_probe_capture("tmpfs.json")))
+    assert tmpfs.outcome == Outcome(Verdict.WARN, ("fsync-probe",))
+    assert "but the fsync probe found the volume memory-backed: direct writes complete in " in (
+        verdict_line(tmpfs)
+    )
+    # A device that needs no flush is not memory and not a warning: the pass names it.
+    through = _report(fsync_probe=parse_probe(_probe_capture("loop-write-through.json")))
+    assert through.outcome == PASSED
+    assert verdict_line(through).endswith(
+        "; power loss not tested; fsync probe: acknowledged without a flush (unverified)"
+    )
+    back = _report(fsync_probe=parse_probe(_probe_capture("loop-write-back.json")))
+    assert back.outcome == PASSED
+    assert verdict_line(back).endswith("; power loss not tested")
 
 
 def test_unreported_durability_settings_are_unknown_and_undercut_the_pass() -> None:
