@@ -29,6 +29,7 @@ from kubectl_storage.cli.options import (
     positive_count,
 )
 from kubectl_storage.core.fio.choices import ProfileName, Spread
+from kubectl_storage.core.fio.local_disk import LOCAL_DISK_FACTOR, PROBE_ROUNDS
 from kubectl_storage.core.k8s.manifests import VolumeMode
 from kubectl_storage.core.k8s.quantities import Size
 from kubectl_storage.core.report.findings import FailOn
@@ -142,9 +143,10 @@ def fio_command(
         typer.Option(
             "--compare-local",
             help="Also run the same jobs on the node's own disk (an emptyDir in the benchmark "
-            "pod), then a 4k queue-depth-1 latency probe on both, 3 rounds each, interleaved; "
-            "the class is suspect (a cache) when the volume answered 3x faster than the disk "
-            "in every round.",
+            f"pod), then a 4k queue-depth-1 latency probe on both, {PROBE_ROUNDS} rounds each, "
+            "interleaved; "
+            f"the class is suspect (a cache) when the volume answered {LOCAL_DISK_FACTOR:g}x "
+            "faster than the disk in every round.",
         ),
     ] = False,
 ) -> None:
