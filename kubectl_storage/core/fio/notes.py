@@ -36,6 +36,7 @@ NOTE_PREFILL = "fio.block-prefill"
 NOTE_FASTER_THAN_LOCAL = "fio.faster-than-local-disk"
 NOTE_LOCAL_DISK = "fio.local-disk"
 NOTE_CLIENTS_PACKED = "fio.clients-packed"
+NOTE_NOT_CHECKED = "fio.not-checked"
 
 #: Notes that make a class's numbers suspect.
 SUSPECT_NOTES = frozenset(
@@ -51,6 +52,12 @@ SUSPECT_NOTES = frozenset(
         NOTE_UNWRITTEN_READ,
         NOTE_FASTER_THAN_LOCAL,
     }
+)
+
+#: Notes that say a cache, not the storage, answered: a verdict on the class (etcd's) cannot
+#: stand next to them.
+CACHE_NOTES = frozenset(
+    {NOTE_DATASET_SMALL, NOTE_CACHE_WRITE, NOTE_CACHE_SYNC, NOTE_FASTER_THAN_LOCAL}
 )
 
 #: Notes that say fio reported an error number for the job they name.
@@ -122,9 +129,22 @@ def dedupe(notes: Iterable[FioNote]) -> list[FioNote]:
 
 
 def confidence(notes: Iterable[FioNote]) -> str:
-    """``"trusted"``, or ``"suspect: "`` and the reasons of every suspect note, in order."""
+    """The class's one-line summary, which users read first.
+
+    ``"suspect: "`` and the reasons of every suspect note, in order; then, when a guard could
+    not run (a ``fio.not-checked`` note), ``"not checked: "`` and which (after the suspect
+    reasons, or alone); ``"trusted"`` only when every guard ran and none found anything.
+    """
     reasons: list[str] = []
+    unchecked: list[str] = []
     for note in notes:
-        if note.id in SUSPECT_NOTES and note.reason not in reasons:
+        if note.id in SUSPECT_NOTES and (note.reason or note.id) not in reasons:
             reasons.append(note.reason or note.id)
-    return CONFIDENCE_TRUSTED if not reasons else "suspect: " + "; ".join(reasons)
+        elif note.id == NOTE_NOT_CHECKED and (note.reason or note.message) not in unchecked:
+            unchecked.append(note.reason or note.message)
+    parts = []
+    if reasons:
+        parts.append("suspect: " + "; ".join(reasons))
+    if unchecked:
+        parts.append("not checked: " + "; ".join(unchecked))
+    return "; ".join(parts) if parts else CONFIDENCE_TRUSTED

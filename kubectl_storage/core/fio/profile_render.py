@@ -33,6 +33,8 @@ from kubectl_storage.core.fio.profiles import (
 PREFILL_JOB_NAME = "kubectl-storage-prefill"
 #: ``rw=`` values that read (a prefill is needed before them on a device).
 READ_RW_VALUES = frozenset({"read", "randread", "rw", "readwrite", "randrw"})
+#: ``rw=`` values that write.
+WRITE_RW_VALUES = frozenset({"write", "randwrite", "rw", "readwrite", "randrw", "trimwrite"})
 
 
 def render_profile(
