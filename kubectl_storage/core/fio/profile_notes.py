@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_storage.core.fio.notes import NOTE_ETCD, NOTE_KUBESTR_MODE, FioNote
+from kubectl_storage.core.fio.notes import CACHE_NOTES, NOTE_ETCD, NOTE_KUBESTR_MODE, FioNote
 from kubectl_storage.core.fio.profiles import ETCD_FDATASYNC_P99_LIMIT_US
 from kubectl_storage.core.fio.results import FioJobResult
 from kubectl_storage.core.report.findings import Severity
@@ -64,7 +64,10 @@ class EtcdVerdict:
 
 
 def etcd_verdict(
-    runs: Sequence[FioJobResult], *, limit_us: float = ETCD_FDATASYNC_P99_LIMIT_US
+    runs: Sequence[FioJobResult],
+    *,
+    limit_us: float = ETCD_FDATASYNC_P99_LIMIT_US,
+    cache_notes: Sequence[FioNote] = (),
 ) -> EtcdVerdict:
     """etcd's storage check: the p99 of the fdatasync latency against its 10 ms guidance.
 
@@ -73,14 +76,19 @@ def etcd_verdict(
     Args:
         runs: the etcd job of each run.
         limit_us: the p99 limit in microseconds.
+        cache_notes: the notes of a cache guard (:data:`~kubectl_storage.core.fio.notes.
+            CACHE_NOTES`) that fired on the class: with one, a fast fdatasync shows a cache's
+            speed, so the class cannot be said to pass.
 
     Returns:
         The verdict: ``pass`` (below the limit), ``fail``, or ``unknown`` when a run has no
-        fdatasync percentile (the job failed, or latency was switched off).
+        fdatasync percentile (the job failed, or latency was switched off) or, below the
+        limit, a cache guard fired (a slow flush fails whatever answered it).
     """
     p99s = [job.sync.lat_p99_us if job.sync is not None else None for job in runs]
     measured = [value for value in p99s if value is not None]
-    if not runs or len(measured) != len(p99s):
+    cached = any(note.id in CACHE_NOTES for note in cache_notes)
+    if not runs or len(measured) != len(p99s) or (cached and max(measured) < limit_us):
         verdict, worst = ETCD_UNKNOWN, (max(measured) if measured else None)
     else:
         worst = max(measured)
@@ -94,11 +102,23 @@ def etcd_verdict(
     )
 
 
-def etcd_note(verdict: EtcdVerdict) -> FioNote:
-    """The note stating an :func:`etcd_verdict` in words."""
+def etcd_note(verdict: EtcdVerdict, cache_notes: Sequence[FioNote] = ()) -> FioNote:
+    """The note stating an :func:`etcd_verdict` in words (``cache_notes`` as given to it)."""
     p99 = verdict.fdatasync_p99_us
     limit_ms = verdict.limit_us / 1000
     job = verdict.job
+    cached = list(dict.fromkeys(note.id for note in cache_notes if note.id in CACHE_NOTES))
+    if verdict.verdict == ETCD_UNKNOWN and p99 is not None and cached:
+        return FioNote(
+            NOTE_ETCD,
+            Severity.WARN,
+            f"etcd check unknown: fdatasync p99 {p99 / 1000:.2f} ms is below etcd's "
+            f"{limit_ms:g} ms, but a cache answered ({', '.join(cached)}), so it says nothing "
+            "about how long a flush to stable storage takes",
+            "run the etcd profile on a class whose flushes reach stable storage; see the "
+            "cache notes",
+            job,
+        )
     if verdict.verdict == ETCD_UNKNOWN or p99 is None:
         return FioNote(
             NOTE_ETCD,

@@ -36,7 +36,7 @@ from kubectl_storage.core.fio.clones import combine_clones
 from kubectl_storage.core.fio.env_errors import text_notes
 from kubectl_storage.core.fio.guards import measured_jobs, run_notes
 from kubectl_storage.core.fio.local_disk import LocalDiskRun, local_disk_notes, probe_medians
-from kubectl_storage.core.fio.notes import FioNote, confidence, dedupe
+from kubectl_storage.core.fio.notes import CACHE_NOTES, FioNote, confidence, dedupe
 from kubectl_storage.core.fio.profile_notes import etcd_note, etcd_verdict, kubestr_mode_note
 from kubectl_storage.core.fio.profiles import ETCD_JOB_NAME
 from kubectl_storage.core.fio.report import FioClassResult, FioReport
@@ -237,15 +237,19 @@ def _class_result(
         if packed is not None:
             notes.append(packed)
     notes.extend(text_notes(stderr))
-    etcd = None
-    if profile == "etcd":
-        etcd = etcd_verdict([job for jobs in counted for job in jobs if job.name == ETCD_JOB_NAME])
-        notes.append(etcd_note(etcd))
     merged = merge_repeats([[job_contract(job) for job in jobs] for jobs in counted])
     job_summaries = tuple(FioJobSummary.from_dict(job) for job in merged)
     local = _local_disk(local_run) if local_run is not None else None
     if local is not None:
         notes.extend(local_disk_notes(job_summaries, local))
+    etcd = None
+    if profile == "etcd":
+        cached = [note for note in notes if note.id in CACHE_NOTES]
+        etcd = etcd_verdict(
+            [job for jobs in counted for job in jobs if job.name == ETCD_JOB_NAME],
+            cache_notes=cached,
+        )
+        notes.append(etcd_note(etcd, cached))
     kept = dedupe(notes)
     summaries = _client_summaries(clients) if clients is not None else ()
     return FioClassResult(

@@ -413,9 +413,14 @@ def test_etcd_report_carries_the_verdict_per_class() -> None:
     assert ext4["etcd"]["verdict"] == ETCD_PASS
     assert ext4["confidence"] == CONFIDENCE_TRUSTED
     assert [(n["id"], n["severity"]) for n in ext4["notes"]] == [(NOTE_ETCD, "info")]
-    # tmpfs "passes" etcd's limit, but its fdatasync never reached a disk: the class is suspect.
-    assert tmpfs["etcd"]["verdict"] == ETCD_PASS
+    # tmpfs is below etcd's limit, but its fdatasync never reached a disk: a cache guard fired,
+    # so the verdict is unknown, not PASS beside a cache warning (issue 23).
+    assert tmpfs["etcd"]["verdict"] == ETCD_UNKNOWN
     assert tmpfs["confidence"].startswith("suspect: etcd_fdatasync: fdatasync")
+    (etcd,) = [n for n in tmpfs["notes"] if n["id"] == NOTE_ETCD]
+    assert etcd["severity"] == "warn"
+    assert etcd["message"].startswith("etcd check unknown: fdatasync p99 ")
+    assert "a cache answered (fio.cache-sync-latency)" in etcd["message"]
     job = ext4["jobs"][0]
     raw = document("fio-3.33-etcd-profile-ext4.json")["jobs"][0]
     assert job["sync_lat_p99_us"] == raw["sync"]["lat_ns"]["percentile"]["99.000000"] / 1000
