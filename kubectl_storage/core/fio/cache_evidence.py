@@ -18,18 +18,19 @@ disk; the captures are in ``tests/fixtures/fio``, see their ``SOURCES.md``):
     of the queue, so it says little on its own: the ``quick`` profile (depth 16) has a median of
     13-44 µs on tmpfs and 34-70 µs on this machine's ext4. What differs is how the I/O is done.
     A device works asynchronously: fio submits, sleeps until the device interrupts, and wakes
-    up (a context switch) many times a second. Memory (tmpfs, the page cache of a buffered job,
-    a loop device's backing file in the page cache) completes the I/O inside the submitting
-    call, so fio never sleeps and is switched out only when the scheduler preempts it. fio
-    reports the job's context switches (``ctx``): per completed I/O, direct I/O on ext4 made
-    0.020-0.41 of them (depths 1, 16 and 64, a quiet and a loaded machine; 1.0 at depth 1,
-    where every I/O waits), tmpfs 0.0001-0.0043 (the larger ones on a loaded machine, where fio
-    is preempted more often). A job counts as memory-fast when it made fewer than
-    :data:`WAITS_PER_IO_FLOOR` (0.01) switches per I/O **and** its queue's time per I/O (mean
-    completion latency divided by the queue depth: Little's law) is below the 5 µs floor per
-    4 KiB of its I/O size (:func:`per_io_floor_us`): tmpfs 0.8-2.1 µs for 4k I/Os, while a
-    device at depth 1 spends its whole latency. The second condition keeps a polled device
-    (``hipri``, no interrupt, so no switch) at depth 1 out of it. Without a latency
+    up (a context switch) many times a second. Memory (tmpfs, the page cache of a buffered
+    job) completes the I/O inside the submitting call, so fio never sleeps and is switched out
+    only when the scheduler preempts it. fio reports the job's context switches (``ctx``): per
+    completed I/O, direct I/O on ext4 made 0.016-0.32 of them at depths 16 and 64 and about 1
+    at depth 1, where every I/O waits (every built-in profile, a quiet and a loaded machine);
+    tmpfs 0.0000-0.0063 (the larger ones with the ``kubestr`` profile's four jobs at once on
+    two CPUs, or one job at load average 5.6: fio is then preempted more often). A job counts
+    as memory-fast when it made fewer than :data:`WAITS_PER_IO_FLOOR` (0.01, between the two)
+    switches per I/O **and** its queue's time per I/O (mean completion latency divided by the
+    queue depth: Little's law) is below the 5 µs floor per 4 KiB of its I/O size
+    (:func:`per_io_floor_us`): tmpfs 0.5-2.7 µs for 4k I/Os, ext4 at depth 64 here 13.5 µs,
+    and a device at depth 1 spends its whole latency. The second condition keeps a polled
+    device (``hipri``, no interrupt, so no switch) at depth 1 out of it. Without a latency
     (``gtod_reduce``) the switches decide alone.
 
 **Buffered I/O** (``direct=0``, no ``sync``/``O_SYNC``)
@@ -42,8 +43,13 @@ disk; the captures are in ``tests/fixtures/fio``, see their ``SOURCES.md``):
     latency``), not here.
 
 The thresholds are this project's heuristics, not vendor numbers. What none of them sees: a cache
-that answers at a device's speed (an array's or a storage server's RAM behind a network round
-trip). ``--compare-local`` compares with the node's own disk for that.
+that answers through something fio must wait for, at a device's speed: an array's or a storage
+server's RAM behind a network round trip, or a loop device over a file in the node's page cache
+(its kernel thread completes the I/O, so fio sleeps as for a disk: 0.10 switches per I/O and
+3.9 µs per I/O at depth 16 in ``fio-3.33-quick-ext4-on-loop.json``). ``--compare-local``
+compares with the node's own disk for those. What could be taken for memory: a device so fast
+that one fio job never sleeps on it (polled I/O, ``hipri``, at a deep queue); none was measured
+here, and the note says what to check.
 
 Pure module.
 """

@@ -3,7 +3,8 @@
 Each note is a :class:`~kubectl_storage.core.fio.notes.FioNote` with a stable ``id``. The ones
 that make a class's numbers *suspect* (:data:`~kubectl_storage.core.fio.notes.SUSPECT_NOTES`)
 feed :func:`~kubectl_storage.core.fio.notes.confidence`, a one-line summary per class:
-``"trusted"``, or ``"suspect: <reason>; <reason>"``.
+``"suspect: <reason>; <reason>"``, ``"not checked: <guard> (<job>: <why>)"`` when a guard could not
+run, or ``"trusted"`` when every guard ran and none fired.
 
 This module runs the guards on each job (:func:`run_notes`); the Block-volume guards are in
 :mod:`kubectl_storage.core.fio.block_reads`, the environment errors in
@@ -17,8 +18,8 @@ The rules and their thresholds:
     (:mod:`kubectl_storage.core.fio.cache_evidence`): a median completion latency below
     :data:`CACHE_LATENCY_FLOOR_US` (5 µs) at any queue depth; or fio never waited for a device
     (fewer than :data:`~kubectl_storage.core.fio.cache_evidence.WAITS_PER_IO_FLOOR` context
-    switches per I/O) while its queue spent under 5 µs per I/O, which catches memory at queue
-    depth 16 or 64, where the latency is queueing; or buffered I/O (``direct=0``): writes
+    switches per I/O) while its queue spent under 5 µs per 4 KiB per I/O, which catches memory
+    at queue depth 16 or 64, where the latency is queueing; or buffered I/O (``direct=0``): writes
     always (the page cache acknowledges them, also with ``fsync`` every N writes), reads when
     the data set is under :data:`DATASET_BANDWIDTH_FACTOR` (25) seconds of the bandwidth
     (kbench's rule of thumb: the page cache then holds it). The data-set size alone decides
@@ -181,7 +182,8 @@ def _job_notes(job: FioJobResult, options: Mapping[str, str]) -> list[FioNote]:
                 f"{job.name}: no I/O",
             )
         )
-    if job.mixed is not None and job.mixed.did_io:
+    if job.mixed is not None and job.mixed.did_io and not (job.read.did_io or job.write.did_io):
+        # unified_rw_reporting=1; with "both" fio reports reads and writes apart as well
         notes.append(
             FioNote(
                 NOTE_MIXED,
@@ -255,7 +257,11 @@ def _dataset_notes(job: FioJobResult, options: Mapping[str, str]) -> list[FioNot
             f"({format_bytes(bandwidth)}/s for {DATASET_BANDWIDTH_FACTOR} s = "
             f"{format_bytes(needed)})"
         )
-        fix = f"give the job size={_fio_size_at_least(needed)} or more, on a volume that holds it"
+        fix = (
+            f"give the job size={_fio_size_at_least(needed)} or more, on a volume that holds it"
+            if small
+            else "find out which cache answered (the data set is not what let it)"
+        )
     else:
         size = "its data set size is unknown"
         fix = "give the job a size= larger than the caches on the way"
