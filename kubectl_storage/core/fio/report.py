@@ -65,7 +65,8 @@ class FioClassResult:
 
     Attributes:
         storage_class: the class, or the file's name for an offline report.
-        confidence: ``trusted`` or ``suspect: <reasons>`` (the guards' summary).
+        confidence: ``trusted``, ``suspect: <reasons>`` and/or ``not checked: <guards>``
+            (the guards' summary, :func:`~kubectl_storage.core.fio.notes.confidence`).
         notes: the guards' notes on this class's runs.
         etcd: etcd's fdatasync verdict, with the etcd profile only.
         jobs: its jobs, in the order of the job file; with ``--clients``, each job added up
