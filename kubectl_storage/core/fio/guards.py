@@ -365,6 +365,10 @@ def _did_any_io(job: FioJobResult) -> bool:
     return any(direction.did_io for direction in directions) or job.sync is not None
 
 
+def _typical(direction: FioDirectionResult) -> float | None:
+    return direction.clat_p50_us if direction.clat_p50_us is not None else direction.clat_mean_us
+
+
 def _flag(value: str | None) -> bool:
     return value is not None and value.strip().lower() not in ("", "0", "false", "no", "none")
 
