@@ -248,8 +248,3 @@ def job_contract(job: FioJobResult) -> dict[str, Any]:
     else:
         contract["raw"] = dict(job.raw)
     return contract
-
-
-def result_contract_jobs(result: FioResult) -> list[dict[str, Any]]:
-    """:func:`job_contract` for every job of a run, in fio's order."""
-    return [job_contract(job) for job in result.jobs]

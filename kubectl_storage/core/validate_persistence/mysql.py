@@ -99,18 +99,6 @@ def parse_disruptions(text: str) -> tuple[Disruption, ...]:
     return tuple(chosen)
 
 
-def parse_volume_type(text: str) -> VolumeType:
-    """Parse ``pvc`` or ``emptyDir`` (case-insensitive).
-
-    Raises:
-        ValueError: on anything else.
-    """
-    for volume_type in VolumeType:
-        if text.strip().lower() == volume_type.value.lower():
-            return volume_type
-    raise ValueError(f"--volume-type must be pvc or emptyDir, not {text!r}")
-
-
 def required_bytes(rows: int) -> int:
     """Space a fresh MySQL data directory with ``rows`` seeded rows needs (an upper bound)."""
     return SERVER_FILES_BYTES + rows * ROW_BYTES

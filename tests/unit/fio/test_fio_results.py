@@ -12,7 +12,7 @@ from kubectl_storage.core.fio.fio_json import (
     parse_fio_document,
     parse_fio_output,
 )
-from kubectl_storage.core.fio.results import FioOutputError, job_contract, result_contract_jobs
+from kubectl_storage.core.fio.results import FioOutputError, job_contract
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fio"
 
@@ -324,9 +324,3 @@ def test_job_contract_keys_units_and_raw() -> None:
     assert contract["raw"]["jobname"] == "read_iops"
     assert contract["raw"]["read"]["clat_ns"]["percentile"]["99.000000"] == 10420224
     json.dumps(contract)  # must serialise as is
-
-
-def test_result_contract_jobs_follow_fio_order() -> None:
-    result = parse_fio_output(load("fio-3.20-kubestr-gtod-reduce.json"))
-
-    assert [job["name"] for job in result_contract_jobs(result)] == ["read_iops", "write_iops"]

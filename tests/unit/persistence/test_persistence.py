@@ -27,7 +27,6 @@ from kubectl_storage.core.validate_persistence.mysql import (
     build_secret,
     is_missing_table_error,
     parse_disruptions,
-    parse_volume_type,
     required_bytes,
     sql_command,
     sql_stdin_command,
@@ -230,13 +229,6 @@ def test_parse_disruptions() -> None:
         parse_disruptions("restart,reboot")
     with pytest.raises(ValueError, match="no disruption"):
         parse_disruptions(" , ")
-
-
-def test_parse_volume_type() -> None:
-    assert parse_volume_type("emptydir") is VolumeType.EMPTY_DIR
-    assert parse_volume_type("PVC") is VolumeType.PVC
-    with pytest.raises(ValueError, match="pvc or emptyDir"):
-        parse_volume_type("hostPath")
 
 
 @pytest.mark.parametrize(
