@@ -60,9 +60,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from kubectl_storage.core.fio.results import FioDirectionResult, FioJobResult
+from kubectl_storage.core.flush.timing import FLUSH_FLOOR_US
 
-#: Median completion latency below which no device or network round trip fits (µs).
-CACHE_LATENCY_FLOOR_US = 5.0
+#: Median completion latency below which no device or network round trip fits (µs): the one
+#: floor of core/flush/timing.py (where its basis and the measured margins are), so the write
+#: guards and the flush classification cannot disagree on what memory speed is.
+CACHE_LATENCY_FLOOR_US = FLUSH_FLOOR_US
 #: Context switches per completed I/O below which fio never waited for a device.
 WAITS_PER_IO_FLOOR = 0.01
 #: kbench's rule of thumb: a data set should be at least this many seconds of bandwidth.
