@@ -262,6 +262,7 @@ def test_mount_audit_on_the_real_node(cluster: Cluster, workload: Workload) -> N
         "nfs_mounts": 1,
         "volumes": 2,
         "findings": {"error": 0, "warn": 1, "info": 3},
+        "unread_lines": 0,  # a live capture: every line of it read (issue 22 item 3)
     }
     (mount,) = node["mounts"]
     pod_dir = f"/var/lib/kubelet/pods/{workload.pod_uid}/volumes"
