@@ -4,7 +4,7 @@ Each image is one uncompressed layer written as a docker-archive tarball, which
 `ctr -n k8s.io images import` reads (manifest.json + config blob + layer tar). Rootfs
 trees come from Debian: busybox-static, a static pause binary built with gcc from the
 k8s module's pause.c, and debootstrap --variant=minbase chroots for the toolbox and
-the MariaDB server images. Everything is cached under the cache root by a key of its
+the MariaDB server images (bookworm) and the MySQL server image (unstable, Oracle MySQL 9.x). Everything is cached under the cache root by a key of its
 inputs, so a warm machine only re-imports what containerd lacks.
 
 Stdlib only.
@@ -43,6 +43,13 @@ TOOLBOX_PACKAGES = ["coreutils", "util-linux", "procps", "tree", "tar", "fio", "
 TOOLBOX_UID = 1000
 MARIADB_PACKAGES = ["mariadb-server", "mariadb-client"]
 MARIADB_UID = 999  # same uid/gid as the official mysql/mariadb images
+MYSQL_IMAGE = "localhost/kubectl-storage/mysql:test"
+# Oracle MySQL is only in Debian's unstable suite (source mysql-9.7). The version is pinned: it is
+# the image's cache key, and a new upload to unstable (the old one leaves the mirror) makes the
+# build fail with apt's "Version ... not found" until this line is bumped.
+MYSQL_SUITE = "unstable"
+MYSQL_VERSION = "9.7.4-2"
+MYSQL_PACKAGES = ["mysql-server-core", "mysql-client-core"]
 
 
 def log(msg: str) -> None:
@@ -179,19 +186,19 @@ def busybox_rootfs(rootfs: Path) -> None:
 # ---------------------------------------------------------------- debootstrap images
 
 
-def debian_base(cache: Path) -> Path:
-    """A debootstrap --variant=minbase bookworm rootfs tarball, cached."""
-    out = cache / f"debian-{DEBIAN_SUITE}-minbase.tar"
+def debian_base(cache: Path, suite: str = DEBIAN_SUITE) -> Path:
+    """A debootstrap --variant=minbase rootfs tarball of ``suite``, cached (once per machine)."""
+    out = cache / f"debian-{suite}-minbase.tar"
     if out.exists():
         return out
-    log(f"debootstrap --variant=minbase {DEBIAN_SUITE} (once per machine)")
+    log(f"debootstrap --variant=minbase {suite} (once per machine)")
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(dir=cache, prefix=".debootstrap-") as tmp:
         root = Path(tmp) / "root"
         sh(
             "debootstrap",
             "--variant=minbase",
-            DEBIAN_SUITE,
+            suite,
             str(root),
             DEBIAN_MIRROR,
             stdout=sys.stderr,
@@ -287,6 +294,45 @@ def mariadb_rootfs(base: Path):
     return make
 
 
+MYSQL_CNF = """\
+# kubectl-storage test image: behave like the official mysql image (listen on all addresses).
+[mysqld]
+bind-address = *
+port = 3306
+skip-name-resolve
+datadir = /var/lib/mysql
+socket = /run/mysqld/mysqld.sock
+pid-file = /run/mysqld/mysqld.pid
+secure-file-priv = NULL
+
+[client]
+socket = /run/mysqld/mysqld.sock
+"""
+
+
+def mysql_rootfs(base: Path):
+    def make(rootfs: Path) -> None:
+        pkgs = " ".join(f"{p}={MYSQL_VERSION}" for p in MYSQL_PACKAGES)
+        with Chroot(base, rootfs) as c:
+            c.run(
+                f"groupadd -r -g {MARIADB_UID} mysql\n"
+                f"useradd -r -u {MARIADB_UID} -g {MARIADB_UID} -d /var/lib/mysql -s /usr/sbin/nologin mysql\n"
+                # unstable's Release is valid for a week only; a mirror that lags (or a clock
+                # ahead) would refuse it. The signature is still checked.
+                "apt-get update -q -o Acquire::Check-Valid-Until=false\n"
+                f"apt-get install -y -q --no-install-recommends {pkgs}\n"
+                "apt-get clean\n"
+                "rm -rf /var/lib/mysql && mkdir -p /var/lib/mysql /run/mysqld /docker-entrypoint-initdb.d /etc/mysql/conf.d\n"
+                "chown mysql:mysql /var/lib/mysql /run/mysqld && chmod 0755 /var/lib/mysql /run/mysqld\n"
+            )
+        (rootfs / "etc/mysql/my.cnf").write_text(MYSQL_CNF + "\n!includedir /etc/mysql/conf.d/\n")
+        ep = rootfs / "usr/local/bin/docker-entrypoint.sh"
+        shutil.copy2(IMAGES_SRC / "mysql" / "docker-entrypoint.sh", ep)
+        ep.chmod(0o755)
+
+    return make
+
+
 # ---------------------------------------------------------------- the image set
 
 
@@ -304,6 +350,7 @@ def image_specs(cache: Path, pause_c: Path) -> list[tuple[str, Path, callable]]:
     base_fn = lambda: debian_base(img)  # noqa: E731 - built lazily, only if an image needs it
     tb_tag = toolbox_image()
     entry = IMAGES_SRC / "mariadb" / "docker-entrypoint.sh"
+    mysql_entry = IMAGES_SRC / "mysql" / "docker-entrypoint.sh"
     specs = []
     specs.append(
         (
@@ -362,6 +409,28 @@ def image_specs(cache: Path, pause_c: Path) -> list[tuple[str, Path, callable]]:
                     "StopSignal": "SIGTERM",
                 },
                 mariadb_rootfs(base_fn()),
+            ),
+        )
+    )
+    mysql_key = _key(
+        MYSQL_SUITE, MYSQL_VERSION, MYSQL_PACKAGES, MYSQL_CNF, mysql_entry.read_bytes()
+    )
+    specs.append(
+        (
+            MYSQL_IMAGE,
+            img / f"mysql-{mysql_key}.tar",
+            lambda out: build_image(
+                out,
+                MYSQL_IMAGE,
+                {
+                    "Entrypoint": ["docker-entrypoint.sh"],
+                    "Cmd": ["mysqld"],
+                    "Env": [PATH_ENV],
+                    "ExposedPorts": {"3306/tcp": {}},
+                    "Volumes": {"/var/lib/mysql": {}},
+                    "StopSignal": "SIGTERM",
+                },
+                mysql_rootfs(debian_base(img, MYSQL_SUITE)),
             ),
         )
     )
