@@ -95,6 +95,7 @@ class Cluster:
     toolbox_image: str
     busybox_image: str
     mariadb_image: str
+    mysql_image: str
     nodes: tuple[str, ...] = ()  # the harness's nodes, first one first
 
     def kubelet(self, action: str, node: str) -> None:
@@ -178,7 +179,7 @@ def cluster() -> Cluster:
         kubeconfig = r.stdout.strip().splitlines()[-1]
     os.environ["KUBECONFIG"] = kubeconfig
     os.environ["PATH"] = f"{harness.TOOLS_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
-    from images import BUSYBOX_IMAGE, MARIADB_IMAGE, toolbox_image
+    from images import BUSYBOX_IMAGE, MARIADB_IMAGE, MYSQL_IMAGE, toolbox_image
 
     found = Cluster(
         kubeconfig=kubeconfig,
@@ -187,6 +188,7 @@ def cluster() -> Cluster:
         toolbox_image=toolbox_image(),
         busybox_image=BUSYBOX_IMAGE,
         mariadb_image=MARIADB_IMAGE,
+        mysql_image=MYSQL_IMAGE,
     )
     labelled = found.get_json("nodes", "-l", harness.NODE_LABEL)["items"]
     found.nodes = tuple(

@@ -1,5 +1,9 @@
 """`kubectl storage validate-persistence` on the real cluster, with its MariaDB-based image.
 
+The checks that depend on the server (the full restart/crash/reschedule run, and a setting that
+is not durable) also run on the MySQL 9.7 test image (`engine` mysql); the others are about the
+product, not the server, and run on MariaDB only, to keep the suite short.
+
 Rows are kept small (the machine has two cores and other tests share the cluster); the crash
 writer's commits do not depend on --rows. The moves between nodes: test_persistence_moves.py.
 """
@@ -10,6 +14,7 @@ import json
 import signal
 import time
 
+import pytest
 import yaml
 
 from tests.conftest import finish_cli, run_cli, start_cli, wait_for_stderr
@@ -19,19 +24,25 @@ CLASS = HOSTPATH_CLASS
 TIMEOUT = "180"
 
 
-def _common(cluster, namespace: str) -> tuple[str, ...]:
+def _common(cluster, namespace: str, engine: str = "mariadb") -> tuple[str, ...]:
     """The flags every run here shares: the test image, the wait, the namespace."""
-    return ("--image", cluster.mariadb_image, "--timeout", TIMEOUT, "-n", namespace)
+    image = cluster.mysql_image if engine == "mysql" else cluster.mariadb_image
+    return ("--image", image, "--timeout", TIMEOUT, "-n", namespace)
 
 
-def test_restart_and_crash_keep_committed_data(cluster, namespace) -> None:
+#: The servers the test images carry: Debian 12's MariaDB 10.11, Debian unstable's MySQL 9.7.
+ENGINES = pytest.mark.parametrize("engine", ["mariadb", "mysql"])
+
+
+@ENGINES
+def test_restart_and_crash_keep_committed_data(cluster, namespace, engine) -> None:
     # The MySQL pod fits the strictest Pod Security level.
     cluster.kubectl_run(
         "label", "namespace", namespace, "pod-security.kubernetes.io/enforce=restricted"
     )
     result = run_cli(
         "validate-persistence",
-        *_common(cluster, namespace),
+        *_common(cluster, namespace, engine),
         "-s",
         CLASS,
         "--rows",
@@ -54,7 +65,14 @@ def test_restart_and_crash_keep_committed_data(cluster, namespace) -> None:
     assert durability["reasons"] == []
     assert (durability["state"], durability["unknown"]) == ("durable", [])
     assert durability["table_engine"] == "InnoDB"
-    assert durability["innodb_redo_log_enabled"] is None  # MariaDB has no such status
+    if engine == "mysql":
+        # MySQL 8.0+: the binary log is on and synced at each commit; the redo status exists.
+        assert durability["variables"]["log_bin"] == "ON"
+        assert durability["variables"]["sync_binlog"] == "1"
+        assert durability["innodb_redo_log_enabled"] == "ON"
+    else:
+        assert durability["variables"]["log_bin"] == "OFF"
+        assert durability["innodb_redo_log_enabled"] is None  # MariaDB has no such status
     # The fsync probe ran beside MySQL on the same volume.
     probe = report["fsync_probe"]
     assert probe["error"] == "", probe
@@ -78,7 +96,10 @@ def test_restart_and_crash_keep_committed_data(cluster, namespace) -> None:
     assert commits["acknowledged_present"] == commits["acknowledged"]
     assert commits["acknowledged_lost"] == 0
     assert phases["crash"]["rows_expected"] >= 300 + commits["acknowledged"]
-    assert "SIGKILLed" in result.stderr
+    # The server the image runs is the one killed (MySQL: mysqld, MariaDB: mariadbd).
+    assert (
+        f"crash: SIGKILLed {'mysqld' if engine == 'mysql' else 'mariadbd'} (pid " in result.stderr
+    )
     reschedule = phases["reschedule"]
     if len(cluster.nodes) > 1:  # a multi-node cluster: the pod moved (details in _moves.py)
         assert reschedule["verdict"] == "pass", reschedule
@@ -106,10 +127,11 @@ def test_a_reschedule_with_nowhere_to_go_tested_nothing(cluster, namespace) -> N
     assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
 
 
-def test_a_server_not_configured_for_durable_commits_fails(cluster, namespace) -> None:
+@ENGINES
+def test_a_server_not_configured_for_durable_commits_fails(cluster, namespace, engine) -> None:
     result = run_cli(
         "validate-persistence",
-        *_common(cluster, namespace),
+        *_common(cluster, namespace, engine),
         "-s",
         CLASS,
         "--server-arg=--innodb-flush-log-at-trx-commit=2",
