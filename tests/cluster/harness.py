@@ -65,10 +65,13 @@ KUBELET_ROOT = Path("/var/lib/kubelet")
 CSI_DRIVER = "hostpath.csi.k8s.io"
 CSI_SOCK = KUBELET_ROOT / "plugins" / "csi-hostpath" / "csi.sock"
 CSI_STATE = Path("/var/lib/csi-hostpath-data")
-# The driver's volumes live on a filesystem of their own (ext4 on a loop device over a sparse
+# The driver's volumes live on a filesystem of their own (btrfs on a loop device over a sparse
 # image), not on the host's root filesystem: `snapshot check --freeze` freezes a volume's
-# filesystem, which must not be the one etcd, containerd and the kubelets write to. Snapshots
-# stay in CSI_STATE/snapshots on the root filesystem, as a real backend keeps them apart.
+# filesystem, which must not be the one etcd, containerd and the kubelets write to. btrfs gives
+# the driver's default snapshot mode (atomic) its single instant: each Filesystem volume is a
+# subvolume and each snapshot a read-only btrfs snapshot of it (or a reflink of a Block image),
+# kept in CSI_VOLUMES/.snapshots; the copy modes keep theirs in CSI_STATE/snapshots on the root
+# filesystem.
 CSI_VOLUMES = CSI_STATE / "volumes"
 # The tmpfs of the driver's memory-backed volumes (class parameter tk8s.io/medium: Memory).
 CSI_MEMORY = CSI_STATE / "memory"
@@ -216,6 +219,7 @@ APT_PACKAGES = {
     "mount": "/usr/bin/mount",
     "util-linux": "/usr/bin/findmnt",
     "tar": "/usr/bin/tar",
+    "btrfs-progs": "/usr/bin/btrfs",
 }
 
 PATH_ENV = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -1533,34 +1537,66 @@ def unmount_all(*prefixes: str) -> None:
         log(f"warning: still mounted: {left[:5]}")
 
 
+def fs_type_of(path: Path) -> str:
+    """The file system type of ``path``'s mount ("" when it is not a mount point)."""
+    if not os.path.ismount(path):
+        return ""
+    r = run("findmnt", "-n", "-o", "FSTYPE", "--mountpoint", str(path), capture=True, check=False)
+    return r.stdout.strip().splitlines()[-1] if r.stdout.strip() else ""
+
+
 def ensure_volume_fs() -> None:
-    """Mount the driver's volume filesystem at CSI_VOLUMES (made on first use)."""
-    if os.path.ismount(CSI_VOLUMES):
+    """Mount the driver's volume filesystem, a btrfs, at CSI_VOLUMES (made on first use). The
+    ext4 of an older cluster is recreated as btrfs: its volumes are lost."""
+    mounted = fs_type_of(CSI_VOLUMES)
+    if mounted == "btrfs":
         return
     if running("tk8s-hostpath"):
         raise HarnessError(
-            f"{CSI_VOLUMES} is not the volume filesystem but the driver runs on it: "
+            f"{CSI_VOLUMES} is not the volume filesystem (a btrfs) but the driver runs on it: "
             "run tests/cluster/down first"
         )
+    if mounted:
+        log(f"unmounting the {mounted} volume filesystem of an older cluster from {CSI_VOLUMES}")
+        run("umount", CSI_VOLUMES)
     if CSI_VOLUMES.exists() and any(CSI_VOLUMES.iterdir()):
         log(f"removing volumes of an earlier layout in {CSI_VOLUMES}")
         shutil.rmtree(CSI_VOLUMES)
     CSI_VOLUMES.mkdir(parents=True, exist_ok=True)
+    if CSI_VOLUMES_IMAGE.exists():
+        kind = run(
+            "blkid", "-p", "-o", "value", "-s", "TYPE", CSI_VOLUMES_IMAGE, capture=True, check=False
+        ).stdout.strip()
+        if kind != "btrfs":
+            log(
+                f"{CSI_VOLUMES_IMAGE} is {kind or 'not a file system'}, not btrfs: recreating it "
+                "(the volumes of the older cluster are lost)"
+            )
+            CSI_VOLUMES_IMAGE.unlink()
     if not CSI_VOLUMES_IMAGE.exists():
         log(
-            f"making the volume filesystem: ext4 on {CSI_VOLUMES_IMAGE} ({CSI_VOLUMES_SIZE}, sparse)"
+            f"making the volume filesystem: btrfs on {CSI_VOLUMES_IMAGE} ({CSI_VOLUMES_SIZE}, sparse)"
         )
         run("truncate", "-s", CSI_VOLUMES_SIZE, CSI_VOLUMES_IMAGE)
-        run(
-            "mkfs.ext4", "-q", "-F", "-m", "0", "-E", "nodiscard", "-L", "tk8s-volumes",
-            CSI_VOLUMES_IMAGE,
-        )  # fmt: skip
+        run("mkfs.btrfs", "-q", "-f", "-L", "tk8s-volumes", CSI_VOLUMES_IMAGE)
     # discard: a file deleted inside gives its blocks back to the sparse image. Without it the
     # image only grows; the e2e suite's fio files filled this host's disk in half an hour, and
     # the kubelets' image garbage collection then removed every image, pause included.
-    run("mount", "-o", "loop,discard", CSI_VOLUMES_IMAGE, CSI_VOLUMES)
-    # lost+found would look like a volume to anyone listing the directory
-    shutil.rmtree(CSI_VOLUMES / "lost+found", ignore_errors=True)
+    # nodatasum: no data checksums, so the Block volumes' loop devices keep real direct I/O
+    # (btrfs turns direct writes to checksummed files into buffered ones); copy-on-write,
+    # snapshots and reflinks work as with checksums.
+    run("mount", "-o", "loop,discard,nodatasum", CSI_VOLUMES_IMAGE, CSI_VOLUMES)
+
+
+def release_volume_mount() -> None:
+    """Unmount the volume filesystem (its loop device goes with it: `mount -o loop` sets
+    autoclear). Nothing uses it once the pods and the driver are stopped."""
+    if not os.path.ismount(CSI_VOLUMES):
+        return
+    r = subprocess.run(["umount", str(CSI_VOLUMES)], capture_output=True, text=True)
+    if r.returncode != 0:
+        log(f"warning: umount {CSI_VOLUMES}: {r.stderr.strip()}; detaching it lazily")
+        subprocess.run(["umount", "-l", str(CSI_VOLUMES)], capture_output=True)
 
 
 def ensure_memory_fs() -> None:
@@ -1578,8 +1614,7 @@ def release_volume_fs() -> None:
     """Unmount the volume filesystems and remove the image (for --purge)."""
     if os.path.ismount(CSI_MEMORY):
         subprocess.run(["umount", str(CSI_MEMORY)], capture_output=True)
-    if os.path.ismount(CSI_VOLUMES):
-        subprocess.run(["umount", str(CSI_VOLUMES)], capture_output=True)
+    release_volume_mount()
     CSI_VOLUMES_IMAGE.unlink(missing_ok=True)
 
 
@@ -1719,6 +1754,8 @@ def down(args) -> int:
     unmount_all(str(KUBELET_ROOT) + "/", "/run/containerd/io.containerd.", "/run/netns/cni-")
     # block volumes: the kubelet's loop devices and the driver's (nothing is published now)
     detach_loops(str(KUBELET_ROOT) + "/", str(CSI_STATE) + "/")
+    # the volume filesystem and its loop device (up mounts it again; its data stays in the image)
+    release_volume_mount()
     for ns in Path("/run/netns").glob("cni-*") if Path("/run/netns").exists() else []:
         ns.unlink(missing_ok=True)
     for name in reversed(ALL_NAMES[: ALL_NAMES.index("kubelet")]):

@@ -62,6 +62,8 @@ type volumeMeta struct {
 	Node string `json:"node,omitempty"`
 	// Memory is set for a memory-backed volume (class parameter tk8s.io/medium: Memory).
 	Memory bool `json:"memory,omitempty"`
+	// SnapshotMode is the class parameter tk8s.io/snapshot-mode ("" = atomic; snapmodes.go).
+	SnapshotMode string `json:"snapshotMode,omitempty"`
 }
 
 // A StorageClass parameter that keeps each Filesystem volume in memory: its directory lives
@@ -144,6 +146,10 @@ type snapMeta struct {
 	SizeBytes    int64  `json:"sizeBytes"`
 	Block        bool   `json:"block,omitempty"` // a sparse copy of a block volume's image
 	Node         string `json:"node,omitempty"`  // the source's node, for a node-local volume
+	CreatedNanos int64  `json:"createdNanos,omitempty"`
+	Mode         string `json:"mode,omitempty"`    // the source's snapshot mode (snapmodes.go)
+	Format       string `json:"format,omitempty"`  // where and how the data is kept (snapmodes.go)
+	Copying      bool   `json:"copying,omitempty"` // a ready-early copy still running
 }
 
 // diskGID owns block device nodes on Debian, Ubuntu, RHEL and Alpine (udev's rule for loop
@@ -343,7 +349,11 @@ func (d *driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		}
 		return &csi.CreateVolumeResponse{Volume: &csi.Volume{VolumeId: id, CapacityBytes: meta.CapacityBytes, ContentSource: src, AccessibleTopology: topologyOf(meta.Node)}}, nil
 	}
-	meta = volumeMeta{ID: id, CapacityBytes: capacity, Block: block}
+	mode, err := checkParams(req.GetParameters())
+	if err != nil {
+		return nil, err
+	}
+	meta = volumeMeta{ID: id, CapacityBytes: capacity, Block: block, SnapshotMode: mode}
 	if medium := req.GetParameters()[mediumParam]; medium != "" {
 		if medium != mediumMemory || block {
 			return nil, status.Errorf(codes.InvalidArgument, "%s: only %q, for Filesystem volumes", mediumParam, mediumMemory)
@@ -392,7 +402,7 @@ func (d *driver) createDir(meta *volumeMeta, src *csi.VolumeContentSource) error
 			return status.Errorf(codes.InvalidArgument, "volume %s is a Block volume; clone it with volumeMode: Block", vid)
 		}
 	}
-	_ = os.RemoveAll(dir)
+	_ = removeTree(dir)
 	if meta.Memory {
 		mem := d.memDir(id)
 		_ = os.RemoveAll(mem)
@@ -402,35 +412,37 @@ func (d *driver) createDir(meta *volumeMeta, src *csi.VolumeContentSource) error
 		if err := os.Symlink(mem, dir); err != nil {
 			return status.Error(codes.Internal, err.Error())
 		}
-	} else if err := os.MkdirAll(dir, 0o777); err != nil {
+	}
+	// An empty volume is a new subvolume; a restore or a clone a writable btrfs snapshot of its
+	// source where it is one (snapmodes.go).
+	var err error
+	switch {
+	case src.GetSnapshot() != nil:
+		var sm snapMeta
+		if sm, err = d.restoreSource(src.GetSnapshot().GetSnapshotId()); err != nil {
+			_ = removeTree(dir)
+			return err
+		}
+		err = d.fillFromSnapshot(dir, &sm, meta.Memory)
+		meta.SourceSnap = src.GetSnapshot().GetSnapshotId()
+	case src.GetVolume() != nil:
+		vid := src.GetVolume().GetVolumeId()
+		var vm volumeMeta
+		if readJSON(d.volMeta(vid), &vm) != nil {
+			_ = removeTree(dir)
+			return status.Errorf(codes.NotFound, "source volume %s not found", vid)
+		}
+		err = d.fillFromVolume(dir, &vm, meta.Memory)
+		meta.SourceVol = vid
+	default:
+		err = d.ensureDir(dir, meta.Memory)
+	}
+	if err != nil {
+		_ = removeTree(dir)
 		return status.Error(codes.Internal, err.Error())
 	}
 	// World-writable like local-path's "mkdir -m 0777": non-root pods without fsGroup can write.
 	_ = os.Chmod(dir, 0o777)
-	switch {
-	case src.GetSnapshot() != nil:
-		sid := src.GetSnapshot().GetSnapshotId()
-		if _, err := os.Stat(d.snapTar(sid)); err != nil {
-			_ = os.RemoveAll(dir)
-			return status.Errorf(codes.NotFound, "snapshot %s not found", sid)
-		}
-		if err := run("tar", "-xzf", d.snapTar(sid), "-C", dir); err != nil {
-			_ = os.RemoveAll(dir)
-			return status.Error(codes.Internal, err.Error())
-		}
-		meta.SourceSnap = sid
-	case src.GetVolume() != nil:
-		vid := src.GetVolume().GetVolumeId()
-		if _, err := os.Stat(d.volMeta(vid)); err != nil {
-			_ = os.RemoveAll(dir)
-			return status.Errorf(codes.NotFound, "source volume %s not found", vid)
-		}
-		if err := run("cp", "-a", d.volDir(vid)+"/.", dir+"/"); err != nil {
-			_ = os.RemoveAll(dir)
-			return status.Error(codes.Internal, err.Error())
-		}
-		meta.SourceVol = vid
-	}
 	return nil
 }
 
@@ -444,6 +456,7 @@ func (d *driver) createBlock(meta *volumeMeta, src *csi.VolumeContentSource) err
 	_ = os.Remove(tmp)
 	var from string
 	var fromSize int64
+	reflink := false
 	switch {
 	case src.GetSnapshot() != nil:
 		sid := src.GetSnapshot().GetSnapshotId()
@@ -454,7 +467,12 @@ func (d *driver) createBlock(meta *volumeMeta, src *csi.VolumeContentSource) err
 		if !sm.Block {
 			return status.Errorf(codes.InvalidArgument, "snapshot %s is of a Filesystem volume; restore it with volumeMode: Filesystem", sid)
 		}
-		from, fromSize, meta.SourceSnap = d.snapImg(sid), sm.SizeBytes, sid
+		sm, err := d.restoreSource(sid)
+		if err != nil {
+			return err
+		}
+		from, reflink = d.blockSnapshotImage(&sm)
+		fromSize, meta.SourceSnap = sm.SizeBytes, sid
 	case src.GetVolume() != nil:
 		vid := src.GetVolume().GetVolumeId()
 		var vm volumeMeta
@@ -464,13 +482,13 @@ func (d *driver) createBlock(meta *volumeMeta, src *csi.VolumeContentSource) err
 		if !vm.Block {
 			return status.Errorf(codes.InvalidArgument, "volume %s is a Filesystem volume; clone it with volumeMode: Filesystem", vid)
 		}
-		from, fromSize, meta.SourceVol = d.volImg(vid), vm.CapacityBytes, vid
+		from, fromSize, meta.SourceVol, reflink = d.volImg(vid), vm.CapacityBytes, vid, true
 	}
 	if from != "" {
 		if fromSize > meta.CapacityBytes {
 			return status.Errorf(codes.OutOfRange, "the source holds %d bytes, more than the %d asked for", fromSize, meta.CapacityBytes)
 		}
-		if err := copySparse(from, tmp); err != nil {
+		if err := d.copyImage(from, tmp, reflink); err != nil {
 			_ = os.Remove(tmp)
 			return status.Error(codes.Internal, err.Error())
 		}
@@ -499,7 +517,7 @@ func (d *driver) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err := os.RemoveAll(d.volDir(id)); err != nil {
+	if err := removeTree(d.volDir(id)); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
 	// a memory volume's directory (volDir was its symlink)
@@ -585,7 +603,7 @@ func (d *driver) ValidateVolumeCapabilities(ctx context.Context, req *csi.Valida
 
 func (d *driver) snapshotOf(m *snapMeta) *csi.Snapshot {
 	return &csi.Snapshot{SnapshotId: m.ID, SourceVolumeId: m.SourceVolume, SizeBytes: m.SizeBytes,
-		CreationTime: timestamppb.New(time.Unix(m.CreatedUnix, 0)), ReadyToUse: true}
+		CreationTime: timestamppb.New(time.Unix(m.CreatedUnix, m.CreatedNanos%1e9)), ReadyToUse: true}
 }
 
 func (d *driver) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequest) (*csi.CreateSnapshotResponse, error) {
@@ -608,43 +626,18 @@ func (d *driver) CreateSnapshot(ctx context.Context, req *csi.CreateSnapshotRequ
 	if err := os.MkdirAll(filepath.Join(d.stateDir, "snapshots"), 0o700); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	// The point in time is when the copy starts: whatever was on disk then is in the tar, and
-	// CSI's creation_time must say that moment, not when the copy finished (an append-only
-	// file is read up to its size at that moment, so later appends are not in it).
+	// How the snapshot is cut is the source volume's snapshot mode (snapmodes.go); creationTime
+	// is when the cut starts. Like upstream hostpath (and block-based drivers), the restore size
+	// is the source volume's capacity, not the bytes in use.
 	var src volumeMeta
 	if err := readJSON(d.volMeta(vid), &src); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	taken := time.Now()
-	final := d.snapTar(id)
-	if src.Block {
-		// A sparse copy of the image: what the device held when the copy read it, crash
-		// consistent at best while a pod writes to it.
-		final = d.snapImg(id)
-	}
-	tmp := final + ".tmp"
-	copyErr := error(nil)
-	if src.Block {
-		copyErr = copySparse(d.volImg(vid), tmp)
-	} else {
-		copyErr = tarLive(tmp, d.volDir(vid))
-	}
-	if copyErr != nil {
-		_ = os.Remove(tmp)
-		return nil, status.Error(codes.Internal, copyErr.Error())
-	}
-	if err := os.Rename(tmp, final); err != nil {
+	sm, err := d.takeSnapshot(id, &src)
+	if err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
-	// Like upstream hostpath (and block-based drivers), the restore size is the source volume's
-	// capacity, not the bytes in use.
-	size := src.CapacityBytes
-	m = snapMeta{ID: id, SourceVolume: vid, CreatedUnix: taken.Unix(), SizeBytes: size, Block: src.Block, Node: src.Node}
-	if err := writeJSON(d.snapMeta(id), &m); err != nil {
-		return nil, status.Error(codes.Internal, err.Error())
-	}
-	log.Printf("created snapshot %s of %s volume %s (%d bytes)", id, modeName(src.Block), vid, size)
-	return &csi.CreateSnapshotResponse{Snapshot: d.snapshotOf(&m)}, nil
+	return &csi.CreateSnapshotResponse{Snapshot: d.snapshotOf(sm)}, nil
 }
 
 func (d *driver) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshotRequest) (*csi.DeleteSnapshotResponse, error) {
@@ -654,8 +647,9 @@ func (d *driver) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshotRequ
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	_ = os.Remove(d.snapTar(id))
-	_ = os.Remove(d.snapImg(id))
+	if err := d.removeSnapshotData(id); err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
 	_ = os.Remove(d.snapMeta(id))
 	log.Printf("deleted snapshot %s", id)
 	return &csi.DeleteSnapshotResponse{}, nil
