@@ -33,6 +33,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -57,6 +58,9 @@ const (
 	btrfsMagic = 0x9123683E // statfs f_type of btrfs (linux/magic.h BTRFS_SUPER_MAGIC)
 	subvolIno  = 256        // the root directory of every btrfs subvolume
 )
+
+// copiesRunning holds the IDs of the ready-early copies this process runs in the background.
+var copiesRunning sync.Map
 
 // Snapshot formats (snapMeta.Format); "" is a snapshot of an older driver (tar or sparse image
 // in snapshots/).
@@ -334,7 +338,9 @@ func allZero(b []byte) bool {
 
 // restoreSource is the snapshot a restore of sid really gets: sid itself, or for a stale-mode
 // snapshot the previous snapshot of the same volume (sid when there is none). It waits for a
-// ready-early copy that is still running.
+// ready-early copy that is still running (letting go of d.mu, which the caller holds, while it
+// waits: the copy takes it to record its end), and makes the copy again when the process that
+// ran it is gone (a driver restart).
 func (d *driver) restoreSource(sid string) (snapMeta, error) {
 	var sm snapMeta
 	if err := readJSON(d.snapMeta(sid), &sm); err != nil {
@@ -358,15 +364,44 @@ func (d *driver) restoreSource(sid string) (snapMeta, error) {
 		}
 	}
 	for deadline := time.Now().Add(10 * time.Minute); sm.Copying; {
+		if _, running := copiesRunning.Load(sm.ID); !running {
+			return sm, d.finishOrphanCopy(&sm)
+		}
 		if time.Now().After(deadline) {
 			return sm, status.Errorf(codes.Unavailable, "snapshot %s is still being copied", sm.ID)
 		}
+		d.mu.Unlock()
 		time.Sleep(200 * time.Millisecond)
+		d.mu.Lock()
 		if err := readJSON(d.snapMeta(sm.ID), &sm); err != nil {
 			return sm, status.Errorf(codes.NotFound, "snapshot %s not found", sm.ID)
 		}
 	}
 	return sm, nil
+}
+
+// finishOrphanCopy ends a ready-early copy whose process is gone: when its data was completed
+// (renamed into place) it is recorded as done, else the copy is made again now.
+func (d *driver) finishOrphanCopy(sm *snapMeta) error {
+	final := d.snapDir(sm.ID)
+	if sm.Block {
+		final = d.snapImg(sm.ID)
+	}
+	if _, err := os.Stat(final); err != nil {
+		var src volumeMeta
+		if err := readJSON(d.volMeta(sm.SourceVolume), &src); err != nil {
+			return status.Errorf(codes.Internal, "snapshot %s: its copy was cut short and its source volume is gone", sm.ID)
+		}
+		log.Printf("ready-early snapshot %s: its copy was cut short (driver restart); copying again", sm.ID)
+		if _, err := d.cutCopy(sm.ID, &src); err != nil {
+			return status.Error(codes.Internal, err.Error())
+		}
+	}
+	sm.Copying = false
+	if err := writeJSON(d.snapMeta(sm.ID), sm); err != nil {
+		return status.Error(codes.Internal, err.Error())
+	}
+	return nil
 }
 
 // fillDir fills a new Filesystem volume's directory dir (empty, or not yet made when it is to
@@ -462,7 +497,9 @@ func (d *driver) takeSnapshot(id string, src *volumeMeta) (*snapMeta, error) {
 			return nil, err
 		}
 		done := *m
+		copiesRunning.Store(id, true)
 		go func() {
+			defer copiesRunning.Delete(id)
 			_, err := d.cutCopy(id, src)
 			d.mu.Lock()
 			defer d.mu.Unlock()
