@@ -979,15 +979,15 @@ func (d *driver) NodeGetVolumeStats(ctx context.Context, req *csi.NodeGetVolumeS
 	if avail < 0 {
 		avail = 0
 	}
+	usage := []*csi.VolumeUsage{{Unit: csi.VolumeUsage_BYTES, Total: m.CapacityBytes, Used: used, Available: avail}}
+	// btrfs allocates inodes as it goes and reports no inode counts (f_files 0): no inode
+	// usage then, rather than "0 free" (a tmpfs, a memory volume's, has a limit).
 	var st syscall.Statfs_t
-	var inodesFree int64
-	if syscall.Statfs(d.volDir(id), &st) == nil {
-		inodesFree = int64(st.Ffree)
+	if syscall.Statfs(d.volDir(id), &st) == nil && st.Files > 0 {
+		free := int64(st.Ffree)
+		usage = append(usage, &csi.VolumeUsage{Unit: csi.VolumeUsage_INODES, Total: inodes + free, Used: inodes, Available: free})
 	}
-	return &csi.NodeGetVolumeStatsResponse{Usage: []*csi.VolumeUsage{
-		{Unit: csi.VolumeUsage_BYTES, Total: m.CapacityBytes, Used: used, Available: avail},
-		{Unit: csi.VolumeUsage_INODES, Total: inodes + inodesFree, Used: inodes, Available: inodesFree},
-	}}, nil
+	return &csi.NodeGetVolumeStatsResponse{Usage: usage}, nil
 }
 
 func logCalls(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
