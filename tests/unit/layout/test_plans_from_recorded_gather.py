@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -18,6 +19,9 @@ from kubectl_storage.operations.iscsi import ISCSI_INSPECTION
 from kubectl_storage.operations.node_inspection import plan_inspection
 from kubectl_storage.operations.preflight import ClusterFacts
 from kubectl_storage.operations.snapshot import SNAPSHOT_CHECK_COMMAND, CheckRequest, PodSettings
+from kubectl_storage.operations.snapshot.browse import SNAPSHOT_BROWSE_COMMAND, BrowseRequest
+from kubectl_storage.operations.snapshot.common import SnapshotSource
+from kubectl_storage.operations.snapshot.restore import RestoreInputs
 from tests.conftest import FIXTURES
 
 RECORDED = FIXTURES / "kubernetes"
@@ -82,3 +86,48 @@ def test_a_not_ready_node_gets_no_pod_and_says_why() -> None:
     assert reasons[nodes[-1]["metadata"]["name"]]
     assert nodes[-1]["metadata"]["name"] not in plan.pods
     assert len(plan.pods) == len(nodes) - 1
+
+
+def _recorded_snapshot() -> RestoreInputs:
+    """What the restore's gather stage reads for the recorded VolumeSnapshot ``data-snap``: the
+    snapshot, its content and the PVC it was taken of (tests/fixtures/kubernetes/SOURCES.md)."""
+    by_kind = {item["kind"]: item for item in _items("testcluster-snapshot.json")}
+    return RestoreInputs(
+        storage_classes=_items("testcluster-storageclasses.json"),
+        snapshot=by_kind["VolumeSnapshot"],
+        content=by_kind["VolumeSnapshotContent"],
+        source_pvc=by_kind["PersistentVolumeClaim"],
+    )
+
+
+def _browse_request() -> BrowseRequest:
+    return BrowseRequest(
+        source=SnapshotSource(namespace="bench", snapshot="data-snap"),
+        pods=PodSettings(image=TOOLBOX_IMAGE),
+    )
+
+
+def test_a_restore_plans_from_the_recorded_snapshot_its_class_and_size() -> None:
+    plan = SNAPSHOT_BROWSE_COMMAND.plan(_browse_request(), _facts(), _recorded_snapshot(), "r1")
+    restore = plan.restore
+    assert restore.restore_class.name == "csi-hostpath-sc"
+    assert restore.restore_class.reason == "the class of source PVC data"
+    assert (restore.size, restore.size_reason) == ("1Gi", "the snapshot's restoreSize")
+    pvc, pod = plan.manifests()  # a recorded snapshot is restored, not taken again
+    assert pvc["spec"]["dataSource"]["name"] == "data-snap"
+    assert pvc["spec"]["storageClassName"] == "csi-hostpath-sc"
+    assert pvc["spec"]["resources"]["requests"]["storage"] == "1Gi"
+    claims = [
+        v["persistentVolumeClaim"] for v in pod["spec"]["volumes"] if "persistentVolumeClaim" in v
+    ]
+    assert claims == [{"claimName": pvc["metadata"]["name"], "readOnly": True}]
+
+
+def test_a_restore_whose_source_pvc_is_gone_takes_the_class_of_the_contents_driver() -> None:
+    # The recorded snapshot after its PVC was deleted: the gather stage then finds no PVC.
+    inputs = replace(_recorded_snapshot(), source_pvc=None)
+    plan = SNAPSHOT_BROWSE_COMMAND.plan(_browse_request(), _facts(), inputs, "r1")
+    assert plan.restore.restore_class.name == "csi-hostpath-sc"
+    assert (
+        plan.restore.restore_class.reason == "the only StorageClass of driver hostpath.csi.k8s.io"
+    )
