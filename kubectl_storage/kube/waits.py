@@ -152,18 +152,6 @@ def wait_all_gone(
         delay = min(delay * 2, longest_poll_s)
 
 
-def wait_gone(
-    api: KubeApi,
-    kind: ResourceKind,
-    name: str,
-    *,
-    namespace: str | None = None,
-    timeout_s: float,
-) -> bool:
-    """Wait until the object no longer exists; False when it is still there at the deadline."""
-    return not wait_all_gone(api, [(kind, name, namespace)], timeout_s=timeout_s)
-
-
 #: How long a deletion may look stuck before the object is nudged (and again between nudges).
 NUDGE_AFTER_S = 3.0
 #: The annotation a nudge sets; its value is the time of the nudge.

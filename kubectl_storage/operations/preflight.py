@@ -229,15 +229,11 @@ def require_snapshot_api(api: KubeApi) -> None:
         )
 
 
-def access_requests(command: str, namespace: str, needs: Requirements) -> list[AccessRequest]:
-    """The SelfSubjectAccessReviews for one run, from the RBAC table."""
-    return [request for request, _ in _access_requests(command, namespace, needs)]
-
-
-def _access_requests(
+def access_requests(
     command: str, namespace: str, needs: Requirements
 ) -> list[tuple[AccessRequest, str]]:
-    """Each review with the reason the table gives for it."""
+    """The SelfSubjectAccessReviews for one run, from the RBAC table, each with the reason the
+    table gives for it."""
     requests = []
     for permission in checks_for(command, needs.conditions):
         for resource in permission.resources:
@@ -256,7 +252,7 @@ def _access_requests(
 
 def require_permissions(api: KubeApi, command: str, namespace: str, needs: Requirements) -> None:
     """Raise one ForbiddenError naming every write the run needs and may not do."""
-    pairs = _access_requests(command, namespace, needs)
+    pairs = access_requests(command, namespace, needs)
     requests = [request for request, _ in pairs]
     # One review per verb and resource; asked together, they cost one round trip of latency.
     with ThreadPoolExecutor(max_workers=min(8, max(1, len(requests)))) as pool:

@@ -51,7 +51,9 @@ def test_every_command_has_a_row() -> None:
 def _checked(command: str, *conditions: str) -> set[str]:
     return {
         f"{r.verb} {r.group or 'core'}/{r.resource}{'/' + r.subresource if r.subresource else ''}"
-        for r in access_requests(command, "ns", Requirements(conditions=frozenset(conditions)))
+        for r, _why in access_requests(
+            command, "ns", Requirements(conditions=frozenset(conditions))
+        )
     }
 
 
@@ -230,7 +232,9 @@ def test_a_cluster_wide_write_is_checked_cluster_wide() -> None:
     moving = access_requests(
         "validate-persistence", "ns", Requirements(conditions=frozenset({Condition.RESCHEDULE}))
     )
-    cordon = [r for r in moving if r.resource == "nodes"]
-    assert [(r.verb, r.namespace) for r in cordon] == [("patch", None)]
+    cordon = [(r, why) for r, why in moving if r.resource == "nodes"]
+    assert [(r.verb, r.namespace) for r, _why in cordon] == [("patch", None)]
+    # The reason is what a refused user reads: it names the step that needs the right.
+    assert all("cordon" in why for _r, why in cordon)
     staying = access_requests("validate-persistence", "ns", Requirements())
-    assert not [r for r in staying if r.resource == "nodes"]
+    assert not [r for r, _why in staying if r.resource == "nodes"]

@@ -51,21 +51,6 @@ DIRECTIONS: tuple[str, ...] = ("read", "write", "trim")
 _NS_PER_US = 1000.0
 
 
-def extract_fio_documents(text: str) -> list[dict[str, Any]]:
-    """Find every fio JSON document in ``text``, ignoring anything printed around them.
-
-    A document is a JSON object with a ``jobs`` list. Several appear when fio runs with
-    ``--status-interval``; text such as ``fio: terminating on signal 2`` may precede or follow.
-
-    Args:
-        text: fio's stdout, possibly mixed with other output.
-
-    Returns:
-        The documents in the order they appear (possibly empty).
-    """
-    return [document for document, _start, _end in _document_spans(text)]
-
-
 def _document_spans(text: str) -> list[tuple[dict[str, Any], int, int]]:
     return json_object_spans(text, lambda value: isinstance(value.get("jobs"), list))
 

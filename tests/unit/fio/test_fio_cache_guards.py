@@ -19,7 +19,7 @@ from kubectl_storage.core.fio.cache_evidence import (
     queue_depth,
     waits_per_io,
 )
-from kubectl_storage.core.fio.fio_json import extract_fio_documents, parse_fio_output
+from kubectl_storage.core.fio.fio_json import parse_fio_output
 from kubectl_storage.core.fio.guards import run_notes
 from kubectl_storage.core.fio.notes import (
     CONFIDENCE_TRUSTED,
@@ -61,7 +61,7 @@ def parsed(name: str) -> FioResult:
 
 
 def document(name: str) -> dict[str, Any]:
-    return extract_fio_documents((FIXTURES / name).read_text(encoding="utf-8"))[-1]
+    return dict(parse_fio_output((FIXTURES / name).read_text(encoding="utf-8")).raw)
 
 
 @pytest.mark.parametrize(("profile", "fixture"), HONEST.items(), ids=list(HONEST))

@@ -23,7 +23,6 @@ from kubectl_storage.core.fio.clones import (
     percentiles_from_bins,
 )
 from kubectl_storage.core.fio.fio_json import (
-    extract_fio_documents,
     parse_fio_document,
     parse_fio_output,
 )
@@ -41,7 +40,7 @@ def load(name: str) -> str:
 
 
 def document(name: str) -> dict[str, Any]:
-    return extract_fio_documents(load(name))[-1]
+    return dict(parse_fio_output(load(name)).raw)
 
 
 def fio_levels(block: dict[str, Any]) -> list[float]:

@@ -19,7 +19,6 @@ from kubectl_storage.core.fio.cache_evidence import WAITS_PER_IO_FLOOR
 from kubectl_storage.core.fio.clients import parse_client_output
 from kubectl_storage.core.fio.env_errors import error_note, text_notes
 from kubectl_storage.core.fio.fio_json import (
-    extract_fio_documents,
     parse_fio_document,
     parse_fio_output,
 )
@@ -69,7 +68,7 @@ def parsed(name: str) -> FioResult:
 
 
 def document(name: str) -> dict[str, Any]:
-    return extract_fio_documents(load(name))[-1]
+    return dict(parse_fio_output(load(name)).raw)
 
 
 CLIENT_ADDRESSES = ("127.0.0.1", "127.0.0.2", "127.0.0.3")

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from kubectl_storage.core.fio.fio_json import extract_fio_documents, parse_fio_output
+from kubectl_storage.core.fio.fio_json import parse_fio_output
 from kubectl_storage.core.fio.results import FioDirectionResult, FioJobResult, job_contract
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fio"
@@ -94,7 +94,7 @@ def expected_direction_keys() -> tuple[str, ...]:
 @pytest.mark.parametrize("fixture", SHAPES)
 def test_parsed_numbers_are_fios_own_numbers(fixture: str) -> None:
     text = load(fixture)
-    document = extract_fio_documents(text)[-1]
+    document = dict(parse_fio_output(text).raw)
 
     result = parse_fio_output(text)
 
@@ -131,7 +131,7 @@ def check_sync(raw: dict[str, Any], job: FioJobResult) -> None:
 
 def test_mixed_is_its_own_direction_and_reaches_the_report() -> None:
     # unified_rw_reporting=1: fio prints only "mixed"; before, this job showed 0 IOPS.
-    document = extract_fio_documents(load("fio-3.33-unified-rw-mixed.json"))[-1]
+    document = dict(parse_fio_output(load("fio-3.33-unified-rw-mixed.json")).raw)
     raw = document["jobs"][0]
     assert "read" not in raw
     assert "write" not in raw
