@@ -37,7 +37,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from kubectl_storage.core.fio.fio_json import parse_fio_job
+from kubectl_storage.core.fio.fio_json import fio_number, parse_fio_job
 from kubectl_storage.core.fio.results import (
     PERCENTILES_EXACT,
     PERCENTILES_UPPER_BOUND,
@@ -326,11 +326,5 @@ def _samples(block: Mapping[str, Any]) -> int:
 
 
 def _number(value: Any) -> float:
-    if value is None or isinstance(value, bool):
-        return 0.0
-    if isinstance(value, int | float):
-        return float(value)
-    try:
-        return float(str(value))
-    except ValueError:
-        return 0.0
+    # What is no number counts 0 here: parse_fio_job refuses it once the merged job is parsed.
+    return fio_number(value) or 0.0

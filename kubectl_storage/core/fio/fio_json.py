@@ -287,15 +287,24 @@ def _string_map(value: Any) -> dict[str, str]:
     return {str(key): str(item) for key, item in value.items()}
 
 
-def _as_float(value: Any) -> float:
+def fio_number(value: Any) -> float | None:
+    """A number of fio's JSON as a float (fio writes some as strings); a missing one and a
+    boolean count 0. None: not a number at all."""
     if value is None or isinstance(value, bool):
         return 0.0
     if isinstance(value, int | float):
         return float(value)
     try:
         return float(str(value))
-    except ValueError as exc:
-        raise FioOutputError(f"fio JSON value {value!r} is not a number") from exc
+    except ValueError:
+        return None
+
+
+def _as_float(value: Any) -> float:
+    number = fio_number(value)
+    if number is None:
+        raise FioOutputError(f"fio JSON value {value!r} is not a number")
+    return number
 
 
 def _as_int(value: Any) -> int:
