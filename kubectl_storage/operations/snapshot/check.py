@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
+from functools import partial
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.objects import JsonDict, dig
@@ -188,16 +189,19 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
         placement = judge_placement(
             api, request.restore_node, source_node, reader_pod, restore_name, ns
         )
-        if placement.node_local:
-            step(f"{label}: the restore cannot be read on another node: {placement.node_local}")
-            return _report(
-                plan,
-                snapshot_name,
-                restore_size,
-                steps,
-                placement=placement,
-                driver=_driver(content, plan),
-            )
+    # This restore's report, however far the check got.
+    report_of = partial(
+        _report,
+        plan,
+        snapshot_name,
+        restore_size,
+        steps,
+        placement=placement,
+        driver=_driver(content, plan),
+    )
+    if placement is not None and placement.node_local:
+        step(f"{label}: the restore cannot be read on another node: {placement.node_local}")
+        return report_of()
     with timed(steps, "verify restore"):
         step(f"{label}: comparing checksums")
         in_restore = parse_checksums(
@@ -217,13 +221,7 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
     if freeze_result is not None:
         torn = under_load.log.torn if under_load else None
         freeze_result = freeze_result.with_log(acks, torn.offset if torn else None)
-    report = _report(
-        plan,
-        snapshot_name,
-        restore_size,
-        steps,
-        placement=placement,
-        driver=_driver(content, plan),
+    report = report_of(
         files=tuple(compare_restore(at_snapshot, after_change, in_restore, scripts.sizes)),
         changes=tuple(scripts.describe()),
         setup_problems=tuple(scripts.plan_problems(at_snapshot, after_change)),
