@@ -17,13 +17,12 @@ from kubectl_storage.core.iscsi.multipath import (
     parse_multipath_ll,
 )
 from kubectl_storage.core.iscsi.multipath_conf import parse_multipath_conf
-from kubectl_storage.core.iscsi.rules import (
+from kubectl_storage.core.iscsi.rules import evaluate_iscsi_node
+from kubectl_storage.core.iscsi.rules.config import check_multipath_conf
+from kubectl_storage.core.iscsi.rules.maps import check_multipath_map, check_sanlun_luns
+from kubectl_storage.core.iscsi.rules.timeouts import (
     check_iscsid_replacement_timeout,
-    check_multipath_conf,
-    check_multipath_map,
     check_replacement_timeout,
-    check_sanlun_luns,
-    evaluate_iscsi_node,
 )
 from kubectl_storage.core.iscsi.sanlun import SanlunLun, parse_sanlun_lun_show_p
 from kubectl_storage.core.iscsi.sessions import (

@@ -17,23 +17,27 @@ from kubectl_storage.core.iscsi.multipath import (
 )
 from kubectl_storage.core.iscsi.multipath_conf import parse_multipath_conf
 from kubectl_storage.core.iscsi.node_report import build_node_report
-from kubectl_storage.core.iscsi.rules import (
-    check_chap,
-    check_duplicate_sessions,
+from kubectl_storage.core.iscsi.rules import evaluate_iscsi_node
+from kubectl_storage.core.iscsi.rules.config import (
+    check_multipath_conf,
+    check_multipathd_presence,
+    check_pure_detect_prio,
+)
+from kubectl_storage.core.iscsi.rules.iscsid import (
     check_hpe_iscsid_conf,
     check_iscsid_noop_out,
     check_iscsid_scan,
-    check_multipath_conf,
-    check_multipath_map,
-    check_multipathd_presence,
+)
+from kubectl_storage.core.iscsi.rules.maps import check_multipath_map
+from kubectl_storage.core.iscsi.rules.sessions import (
+    check_chap,
+    check_duplicate_sessions,
     check_portal_redundancy,
-    check_pure_detect_prio,
-    check_replacement_timeout,
     check_session_state,
     check_unique_initiator_names,
     check_unmultipathed_disks,
-    evaluate_iscsi_node,
 )
+from kubectl_storage.core.iscsi.rules.timeouts import check_replacement_timeout
 from kubectl_storage.core.iscsi.sessions import (
     IscsiDisk,
     IscsiSession,

@@ -23,52 +23,6 @@ types feed MP010, MP011, MP016, MP020 and MP021. Not implemented (need sysfs tim
 collect yet): MP033 MP034.
 """
 
-from kubectl_storage.core.iscsi.rules.config import (
-    check_multipath_conf,
-    check_multipathd_presence,
-    check_pure_detect_prio,
-)
-from kubectl_storage.core.iscsi.rules.iscsid import (
-    check_hpe_iscsid_conf,
-    check_iscsid_noop_out,
-    check_iscsid_scan,
-)
-from kubectl_storage.core.iscsi.rules.maps import (
-    check_multipath_map,
-    check_sanlun_luns,
-)
 from kubectl_storage.core.iscsi.rules.node import evaluate_iscsi_node
-from kubectl_storage.core.iscsi.rules.sessions import (
-    check_chap,
-    check_duplicate_sessions,
-    check_portal_redundancy,
-    check_session_state,
-    check_unique_initiator_names,
-    check_unmultipathed_disks,
-)
-from kubectl_storage.core.iscsi.rules.timeouts import (
-    check_iscsid_replacement_timeout,
-    check_replacement_timeout,
-    multipathd_leaves_recovery_timeout,
-)
 
-__all__ = [
-    "check_chap",
-    "check_duplicate_sessions",
-    "check_hpe_iscsid_conf",
-    "check_iscsid_noop_out",
-    "check_iscsid_replacement_timeout",
-    "check_iscsid_scan",
-    "check_multipath_conf",
-    "check_multipath_map",
-    "check_multipathd_presence",
-    "check_portal_redundancy",
-    "check_pure_detect_prio",
-    "check_replacement_timeout",
-    "check_sanlun_luns",
-    "check_session_state",
-    "check_unique_initiator_names",
-    "check_unmultipathed_disks",
-    "evaluate_iscsi_node",
-    "multipathd_leaves_recovery_timeout",
-]
+__all__ = ["evaluate_iscsi_node"]
