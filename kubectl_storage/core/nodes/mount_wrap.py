@@ -82,10 +82,7 @@ def rejoin_wrapped_lines(text: str, fmt: str, notes: list[LineNote] | None = Non
             index += 1
             continue
         last, joined = found
-        out[index] = joined
-        for blank in range(index + 1, last + 1):
-            out[blank] = ""
-        _note_rejoined(notes, joined, index, last)
+        _place_joined(out, notes, joined, index, last)
         previous = index
         index = last + 1
     return "\n".join(out)
@@ -134,6 +131,17 @@ def _note_rejoined(notes: list[LineNote] | None, joined: str, first: int, last: 
     notes.append(LineNote(first + 1, joined, REJOINED, f"one line wrapped over {count}", last + 1))
 
 
+def _place_joined(
+    out: list[str], notes: list[LineNote] | None, joined: str, first: int, last: int
+) -> None:
+    """The joined line in place of the first of its pieces, the others blank (so line numbers
+    stay), and its note."""
+    out[first] = joined
+    for blank in range(first + 1, last + 1):
+        out[blank] = ""
+    _note_rejoined(notes, joined, first, last)
+
+
 def rejoin_mountstats(text: str, notes: list[LineNote] | None = None) -> str:
     """Join again wrapped lines of ``/proc/<pid>/mountstats`` (line numbers kept, as above).
 
@@ -158,10 +166,7 @@ def rejoin_mountstats(text: str, notes: list[LineNote] | None = None) -> str:
                 index += 1
                 continue
             last, joined = found
-            out[index] = joined
-            for blank in range(index + 1, last + 1):
-                out[blank] = ""
-            _note_rejoined(notes, joined, index, last)
+            _place_joined(out, notes, joined, index, last)
             index = last + 1
             continue
         if _STATS_KEY.match(line) or _MOUNTSTATS_HEADER.match(line):
