@@ -17,11 +17,11 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import TypeVar
 
 from kubectl_storage.core.fio.choices import Spread
 from kubectl_storage.core.fio.clients import (
     ClientRuns,
-    ClientServerRun,
     FioClient,
     client_arguments,
     parse_client_output,
@@ -61,6 +61,8 @@ from kubectl_storage.operations.pending import explain_pending, pending_hint
 from kubectl_storage.operations.pipeline import Progress
 
 log = logging.getLogger(__name__)
+
+ResultT = TypeVar("ResultT")
 
 
 @dataclass(frozen=True)
@@ -173,39 +175,19 @@ def _run_target(
             api, exc, namespace=ns, pvc=pvc_name, placement=request.placement
         ) from None
     step(f"{label}: pod running; fio starts")
-    results: list[FioResult] = []
-    stderr_text = ""
-    setup: TargetSetup | None = None
-    first_mountinfo: str | None = None
-    for attempt in range(1, request.repeat + 1):
-        started = time.monotonic()
-        prefix = f"{label}: run {attempt}/{request.repeat}" if request.repeat > 1 else label
-        outcome = exec_in_pod(
-            api,
-            pod_name,
-            # the first run started with the container (plan.first_run_command): collect it
-            collect_first_run_command(_MOUNTINFO_START, _MOUNTINFO_END)
-            if attempt == 1
-            else fio_command(request),
-            namespace=ns,
-            timeout_s=request.timeout_s + _expected_seconds(plan.job_text),
-            on_tick=_ticker(progress.tick, prefix, started),
-        )
-        stderr_text = outcome.stderr
-        stdout = outcome.stdout
-        if attempt == 1:
-            first_mountinfo, stdout = split_mountinfo(stdout)
-            setup = _setup(api, plan, target, [pod], first_mountinfo)
-        try:
-            result = parse_fio_output(stdout)
-        except FioOutputError as exc:
-            raise FindingsError(
-                f"fio on {label} produced no result (exit {outcome.exit_code}): "
-                + (outcome.stderr.strip() or outcome.stdout.strip())[:800],
-                "Run with --keep to inspect the pod, or check the job file.",
-            ) from exc
-        results.append(result)
-        step(f"{prefix}: done in {time.monotonic() - started:.0f}s")
+    results, stderr_text, first_mountinfo = _repeat_fio(
+        api,
+        plan,
+        pod_name,
+        label,
+        progress,
+        # the first run started with the container (plan.first_run_command): collect it
+        first=collect_first_run_command(_MOUNTINFO_START, _MOUNTINFO_END),
+        then=fio_command(request),
+        parse=parse_fio_output,
+        failed=("fio", "Run with --keep to inspect the pod, or check the job file."),
+    )
+    setup = _setup(api, plan, target, [pod], first_mountinfo)
     local = None
     if request.compare_local:
         local = _run_on_local_disk(api, plan, pod, first_mountinfo, label, progress)
@@ -213,6 +195,56 @@ def _run_target(
         # Free the class's storage before the next class starts.
         scope.delete_now(*created)
     return ClassRun(target, tuple(results), stderr_text, setup=setup, local=local)
+
+
+def _repeat_fio(
+    api: KubeApi,
+    plan: FioPlan,
+    pod: str,
+    label: str,
+    progress: Progress,
+    *,
+    first: list[str],
+    then: list[str],
+    parse: Callable[[str], ResultT],
+    failed: tuple[str, str],
+) -> tuple[list[ResultT], str, str | None]:
+    """fio --repeat times by exec in ``pod``: ``first`` also prints the volume's mountinfo,
+    ``then`` is the command of the runs after it. The parsed runs, the last run's stderr and
+    that mountinfo.
+
+    Raises:
+        FindingsError: a run printed no result (``failed``: what ran, and the hint).
+    """
+    repeat = plan.request.repeat
+    results: list[ResultT] = []
+    stderr_text = ""
+    mountinfo: str | None = None
+    for attempt in range(1, repeat + 1):
+        started = time.monotonic()
+        prefix = f"{label}: run {attempt}/{repeat}" if repeat > 1 else label
+        outcome = exec_in_pod(
+            api,
+            pod,
+            first if attempt == 1 else then,
+            namespace=plan.namespace,
+            timeout_s=plan.request.timeout_s + _expected_seconds(plan.job_text),
+            on_tick=_ticker(progress.tick, prefix, started),
+        )
+        stderr_text = outcome.stderr
+        stdout = outcome.stdout
+        if attempt == 1:
+            mountinfo, stdout = split_mountinfo(stdout)
+        try:
+            results.append(parse(stdout))
+        except FioOutputError as exc:
+            raise FindingsError(
+                f"{failed[0]} on {label} produced no result (exit {outcome.exit_code}): "
+                + (outcome.stderr.strip() or outcome.stdout.strip())[:800],
+                failed[1],
+            ) from exc
+        progress.step(f"{prefix}: done in {time.monotonic() - started:.0f}s")
+    return results, stderr_text, mountinfo
 
 
 def _run_on_local_disk(
@@ -338,40 +370,23 @@ def _run_clients(
         [(str(c.address), f"{CONFIG_PATH}/{client_job_name(c.index)}") for c in running]
     )
     addresses = [str(client.address) for client in running]
-    runs: list[ClientServerRun] = []
-    stderr_text = ""
-    setup: TargetSetup | None = None
     # one list serves the report's setup (the clients' nodes) and the packing note (every node
     # the clients could have gone to); None when nodes may not be listed
     listed_nodes = _list_nodes(api)
     eligible = _eligible_nodes(listed_nodes, request)
-    for attempt in range(1, request.repeat + 1):
-        started = time.monotonic()
-        prefix = f"{label}: run {attempt}/{request.repeat}" if request.repeat > 1 else label
-        outcome = exec_in_pod(
-            api,
-            driver,
-            with_mountinfo(["fio", "--output-format=json+", *arguments])
-            if attempt == 1
-            else ["fio", "--output-format=json+", *arguments],
-            namespace=ns,
-            timeout_s=request.timeout_s + _expected_seconds(plan.job_text),
-            on_tick=_ticker(progress.tick, prefix, started),
-        )
-        stderr_text = outcome.stderr
-        stdout = outcome.stdout
-        if attempt == 1:
-            mountinfo, stdout = split_mountinfo(stdout)
-            setup = _setup(api, plan, target, running_pods, mountinfo, listed_nodes)
-        try:
-            runs.append(parse_client_output(stdout, addresses))
-        except FioOutputError as exc:
-            raise FindingsError(
-                f"fio --client on {label} produced no result (exit {outcome.exit_code}): "
-                + (outcome.stderr.strip() or outcome.stdout.strip())[:800],
-                "Run with --keep to inspect the pods, or check the job file.",
-            ) from exc
-        progress.step(f"{prefix}: done in {time.monotonic() - started:.0f}s")
+    fio = ["fio", "--output-format=json+", *arguments]
+    runs, stderr_text, mountinfo = _repeat_fio(
+        api,
+        plan,
+        driver,
+        label,
+        progress,
+        first=with_mountinfo(fio),
+        then=fio,
+        parse=lambda stdout: parse_client_output(stdout, addresses),
+        failed=("fio --client", "Run with --keep to inspect the pods, or check the job file."),
+    )
+    setup = _setup(api, plan, target, running_pods, mountinfo, listed_nodes)
     return ClassRun(
         target,
         tuple(run.combined for run in runs),
