@@ -9,18 +9,21 @@ Repeated top-level sections are merged in order, later keys winning: multipath-t
 behaviour (verify with ``multipathd show config`` when it matters). Unknown sections are kept in
 ``other_sections`` so nothing is silently lost.
 
-This is not the effective configuration: built-in hwtable entries are not known here (use
-``multipathd show config`` for that). Pure: text in, dataclasses out; no I/O.
+The same reader takes ``multipathd show config`` / ``multipath -t`` output (the *merged*
+configuration: every built-in hwtable entry, the user's device stanzas merged over the built-in
+entry they name and appended last, defaults filled with the built-in values); such a result has
+``merged`` True and :func:`setting` resolves a key as multipathd's propsel.c does. Pure: text in,
+dataclasses out; no I/O.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-__all__ = ["MultipathConf", "Stanza", "parse_multipath_conf"]
+__all__ = ["MultipathConf", "Stanza", "looks_merged", "parse_multipath_conf", "setting"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ class MultipathConf:
     blacklist_devices: tuple[Stanza, ...] = ()
     blacklist_exceptions: tuple[tuple[str, str], ...] = ()
     other_sections: tuple[str, ...] = ()
+    #: True for ``multipathd show config`` / ``multipath -t`` output (built-ins included).
+    merged: bool = False
 
     def device_for(self, vendor: str, product: str) -> Stanza | None:
         """The last ``devices`` stanza matching vendor/product (multipath lets later ones win)."""
@@ -87,7 +92,60 @@ class MultipathConf:
             "blacklist_devices": [stanza.as_dict() for stanza in self.blacklist_devices],
             "blacklist_exceptions": [list(entry) for entry in self.blacklist_exceptions],
             "other_sections": list(self.other_sections),
+            "merged": self.merged,
         }
+
+
+#: Keys ``multipath -t`` always prints under ``defaults`` (libmultipath print.c prints every
+#: defaults keyword with its built-in value) and a hand-written file rarely sets all of.
+_MERGED_DEFAULTS_KEYS = ("verbosity", "polling_interval", "max_polling_interval", "rr_min_io_rq")
+
+
+def looks_merged(conf: MultipathConf) -> bool:
+    """Whether parsed text is the merged configuration (``multipathd show config`` /
+    ``multipath -t``): its defaults carry the built-in values of every keyword and its devices
+    section the built-in hardware table (well over a hundred entries in multipath-tools 0.9)."""
+    return (
+        all(conf.defaults.get(key) is not None for key in _MERGED_DEFAULTS_KEYS)
+        and len(conf.devices) >= 50
+    )
+
+
+def setting(
+    conf: MultipathConf, key: str, vendor: str, product: str
+) -> tuple[str | None, str | None]:
+    """The value of ``key`` for a vendor/product and the section it comes from.
+
+    Order of libmultipath propsel.c (``do_set`` overrides, ``do_set_from_hwe``, ``do_set``
+    conf, ``do_default``): ``overrides``, then the last matching device entry (in merged output
+    the user's stanza merged over the built-in one), then ``defaults``. In merged output the
+    defaults carry the built-in default, so a value is always found for a printed keyword.
+
+    For a file (not merged) the built-in device entry, which wins over ``defaults``, is unknown:
+    a value only ``defaults`` gives is returned with ``where`` ``"defaults"`` and callers must not
+    take it for the value in force (see :func:`setting_in_force`).
+    """
+    if conf.overrides.get(key) is not None:
+        return conf.overrides.get(key), "overrides"
+    device = conf.device_for(vendor, product)
+    if device is not None and device.get(key) is not None:
+        label = "device entry" if conf.merged else "devices stanza"
+        return device.get(key), f"{label} {device.get('vendor')}/{device.get('product') or ''}"
+    if conf.defaults.get(key) is not None:
+        return conf.defaults.get(key), "defaults"
+    return None, None
+
+
+def setting_in_force(
+    conf: MultipathConf, key: str, vendor: str, product: str
+) -> tuple[str | None, str | None]:
+    """:func:`setting`, but ``(None, None)`` when only a file's ``defaults`` give the value:
+    multipathd's built-in device entry for the array, which the file does not show, may set the
+    key and would then win (multipath.conf(5): devices entries override defaults)."""
+    value, where = setting(conf, key, vendor, product)
+    if where == "defaults" and not conf.merged:
+        return None, None
+    return value, where
 
 
 def _tokens(line: str) -> list[str]:
@@ -103,11 +161,13 @@ def _tokens(line: str) -> list[str]:
         return line.split("#", 1)[0].split("!", 1)[0].split()
 
 
-def parse_multipath_conf(text: str) -> MultipathConf:
-    """Parse multipath.conf text into its sections.
+def parse_multipath_conf(text: str, *, merged: bool | None = None) -> MultipathConf:
+    """Parse multipath.conf text (or ``multipathd show config`` output) into its sections.
 
     Args:
         text: the file content (several files may be concatenated, conf.d last).
+        merged: whether the text is the merged configuration; ``None``: tell by its content
+            (:func:`looks_merged`).
 
     Returns:
         The :class:`MultipathConf`; an empty one for an empty file.
@@ -167,7 +227,7 @@ def parse_multipath_conf(text: str) -> MultipathConf:
                 blacklist.append((word, value))
             elif section == "blacklist_exceptions":
                 exceptions.append((word, value))
-    return MultipathConf(
+    conf = MultipathConf(
         defaults=Stanza(tuple(defaults)),
         overrides=Stanza(tuple(overrides)),
         devices=tuple(devices),
@@ -177,3 +237,5 @@ def parse_multipath_conf(text: str) -> MultipathConf:
         blacklist_exceptions=tuple(exceptions),
         other_sections=tuple(others),
     )
+    is_merged = looks_merged(conf) if merged is None else merged
+    return replace(conf, merged=is_merged) if is_merged else conf

@@ -79,6 +79,8 @@ class ParsedNode:
     conf: MultipathConf | None = None
     #: None: unknown (offline, or not collected); False: the node has no /etc/multipath.conf.
     conf_present: bool | None = None
+    #: ``multipathd show config`` / ``multipath -t`` (built-in hardware table included).
+    effective_conf: MultipathConf | None = None
     records: tuple[IscsiNodeRecord, ...] = ()
     #: /etc/iscsi/iscsid.conf (password lines removed on the node); None when not read.
     iscsid_conf: IscsidConf | None = None
@@ -122,12 +124,7 @@ def parse_node(capture: NodeCapture) -> ParsedNode:
     facts = ParsedNode()
     facts.sessions = _sessions(capture, facts)
     facts.maps, facts.maps_source = _maps(capture, facts, facts.sessions)
-    conf_texts = [t for t in capture.all("multipath-conf") if t.strip() != ABSENT_MARKER]
-    facts.conf = parse_multipath_conf("\n".join(conf_texts)) if conf_texts else None
-    if any(t.strip() == ABSENT_MARKER for t in capture.all("multipath-conf")):
-        facts.conf_present = False
-    elif conf_texts:
-        facts.conf_present = True
+    _confs(capture, facts)
     facts.records = tuple(
         record
         for text, notes in _noted(capture, "iscsiadm-node", facts)
@@ -158,6 +155,33 @@ def parse_node(capture: NodeCapture) -> ParsedNode:
         if str(device.get("dm_uuid", "")).startswith("mpath-"):
             facts.mpath_devices.append(device["name"])
     return facts
+
+
+def _confs(capture: NodeCapture, facts: ParsedNode) -> None:
+    """/etc/multipath.conf and the merged configuration. A given file that is ``multipath -t``
+    output (recognised by its content) counts as the merged configuration."""
+    files: list[str] = []
+    for text in capture.all("multipath-conf"):
+        if text.strip() == ABSENT_MARKER:
+            facts.conf_present = False
+        elif parse_multipath_conf(text).merged:
+            facts.effective_conf = parse_multipath_conf(text, merged=True)
+        else:
+            files.append(text)
+    if files:
+        facts.conf = parse_multipath_conf("\n".join(files), merged=False)
+        if facts.conf_present is None:
+            facts.conf_present = True
+    for text in capture.all("multipath-config"):
+        merged = parse_multipath_conf(text)
+        if merged.merged:
+            facts.effective_conf = merged
+        elif text.strip():
+            facts.warnings.append(
+                f"multipathd show config / multipath -t not understood: {first_line(text)}"
+            )
+    if facts.conf is None and facts.effective_conf is not None:
+        facts.conf = facts.effective_conf
 
 
 def _noted(

@@ -15,7 +15,7 @@ from kubectl_storage.core.iscsi.luns import (
 )
 from kubectl_storage.core.iscsi.node_parse import ParsedNode, parse_node, tool_facts
 from kubectl_storage.core.iscsi.report import HostTools, IscsiNode, IscsiReport
-from kubectl_storage.core.iscsi.rules import evaluate_iscsi_node
+from kubectl_storage.core.iscsi.rules import evaluate_iscsi_node, unjudged_defaults
 from kubectl_storage.core.nodes.capture import NodeCapture, first_line
 from kubectl_storage.core.nodes.volume_objects import VolumeObjects
 from kubectl_storage.core.report.findings import Finding
@@ -58,7 +58,10 @@ def build_node_report(capture: NodeCapture, objects: VolumeObjects | None) -> Is
             in_use_devices=in_use,
             iscsid_conf=facts.iscsid_conf,
             sanlun=facts.sanlun,
+            effective_conf=facts.effective_conf,
         )
+        if facts.effective_conf is None and facts.conf is not None:
+            facts.warnings.extend(unjudged_defaults(facts.conf, facts.maps))
         if not _multipath_examined(capture, tools):
             # Without any multipath view, "no dm-multipath holder" would be a guess.
             findings = [finding for finding in findings if finding.id != "ISCSI008"]

@@ -25,6 +25,7 @@ ISCSI_SECTIONS = (
     "iscsiadm-session",
     "iscsiadm-node",
     "multipath-conf",
+    "multipath-config",
     "iscsid-conf",
 )
 
@@ -90,6 +91,15 @@ _SCRIPT_PARTS = {
         "if [ -r /host/etc/multipath.conf ]; then "
         "grep -v -i -E 'password|secret' /host/etc/multipath.conf; "
         f"else echo '{ABSENT_MARKER}'; fi; true"
+    ),
+    # The merged configuration multipathd uses (built-in hardware table included): the daemon's
+    # own, or ``multipath -t`` (the same printer, libmultipath print.c) when it does not answer.
+    "multipath-config": (
+        "o=; if [ -x /host/usr/sbin/multipathd ] || [ -x /host/sbin/multipathd ]; then "
+        'o=$(chroot /host multipathd show config 2>/dev/null); fi; case "$o" in '
+        "*defaults*) printf '%s\\n' \"$o\" ;; "
+        "*) if [ -x /host/usr/sbin/multipath ] || [ -x /host/sbin/multipath ]; then "
+        "chroot /host multipath -t 2>/dev/null; fi ;; esac; true"
     ),
     "iscsid-conf": (
         "[ -r /host/etc/iscsi/iscsid.conf ] && "

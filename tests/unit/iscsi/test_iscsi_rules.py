@@ -22,6 +22,7 @@ from kubectl_storage.core.iscsi.rules.config import (
     check_multipath_conf,
     check_multipathd_presence,
     check_pure_detect_prio,
+    unjudged_defaults,
 )
 from kubectl_storage.core.iscsi.rules.iscsid import (
     check_hpe_iscsid_conf,
@@ -293,17 +294,30 @@ TRIDENT_CONF = parse_multipath_conf(
 )
 
 
-def test_conf_rules_fire_on_legacy_defaults_with_netapp_luns() -> None:
+def test_legacy_defaults_are_not_judged_for_netapp_from_the_file_alone() -> None:
+    # The file sets user_friendly_names yes and no_path_retry 100 in defaults only: the built-in
+    # NETAPP entry (no / queue) wins over defaults, so from the file alone they are not judged
+    # (MP002 holds for overrides only) and the report says so.
     findings = check_multipath_conf(STOCKAGE_CONF, [HEALTHY], trident=True)
     ids = _ids(findings)
-    assert {"MP002", "MP003", "MP004", "MP030", "MP032"} <= set(ids)
-    # features queue_if_no_path is superseded by no_path_retry 100 (bounded), and
-    # queue_without_daemon is unset, which means no (multipath.conf(5)): no MP031.
-    assert "MP031" not in ids
+    assert ids == ["MP003", "MP032"]
     assert next(f for f in findings if f.id == "MP003").severity is Severity.WARN
-    mp030 = next(f for f in findings if f.id == "MP030")
-    assert "no_path_retry 100" in mp030.message
-    assert "queue" in mp030.message
+    (note,) = unjudged_defaults(STOCKAGE_CONF, [HEALTHY])
+    assert "user_friendly_names, no_path_retry" in note
+    assert "multipathd show config" in note
+
+
+def test_legacy_defaults_quiet_with_the_real_merged_config() -> None:
+    # multipath -t of the same file (multipath-tools 0.9.4, tests/fixtures/multipath_config).
+    merged = parse_multipath_conf(
+        (
+            FIXTURES / "multipath_config" / "stockage-rocky-duplicate-defaults.multipath-t.txt"
+        ).read_text()
+    )
+    assert merged.merged
+    findings = check_multipath_conf(STOCKAGE_CONF, [HEALTHY], trident=True, effective=merged)
+    assert _ids(findings) == ["MP003", "MP032"]
+    assert unjudged_defaults(merged, [HEALTHY]) == []
 
 
 def test_conf_rules_quiet_on_recommended_trident_conf() -> None:
@@ -325,9 +339,19 @@ def test_mp022_non_tur_checker() -> None:
         " path_checker directio\n no_path_retry 0\n }\n}\n"
         "defaults {\n user_friendly_names no\n}\n"
     )
-    pure = _map(_group(_path("sdb"), _path("sdc")), vendor="PURE", product="FlashArray")
+    pure = _map(
+        _group(_path("sdb"), _path("sdc")), vendor="PURE", product="FlashArray", hwhandler="0"
+    )
     assert _ids(check_multipath_conf(conf, [pure])) == ["MP022"]
     assert check_multipath_conf(TRIDENT_CONF, [pure]) == []
+    # ALUA (hwhandler 1 alua) with detect_checker unset (built-in yes): multipathd uses tur
+    alua = dataclasses.replace(pure, hwhandler="1 alua")
+    assert check_multipath_conf(conf, [alua]) == []
+    no_detect = parse_multipath_conf(
+        'devices {\n device {\n vendor "PURE"\n product "FlashArray"\n'
+        " path_checker directio\n detect_checker no\n no_path_retry 0\n }\n}\n"
+    )
+    assert _ids(check_multipath_conf(no_detect, [alua])) == ["MP022"]
 
 
 def test_mp030_from_live_queueing() -> None:

@@ -32,6 +32,13 @@ _SOURCES: dict[str, str] = {
     "and sysfs_set_session_tmo() write fast_io_fail_tmo (default 5, defaults.h) into the "
     "recovery_tmo of the iSCSI session of every path of a map (off and 0 cannot be set on "
     "iSCSI); path_offline() reads the SCSI device state (offline: down, blocked: pending)",
+    "S76": "multipath-tools libmultipath/propsel.c (0.9.4): each select_*() takes overrides, "
+    "then the path's device entry (the user's stanza merged over the built-in one), then "
+    "defaults, then the built-in default; select_checker() picks tur for an ALUA device when "
+    "detect_checker is yes (the default, multipath.conf(5)) before reading any of them",
+    "S77": "multipath -t of Debian bookworm multipath-tools 0.9.4-3+deb12u2 "
+    "(tests/fixtures/multipath_config): the NETAPP/LUN built-in entry sets no_path_retry queue, "
+    "user_friendly_names no and no path_checker; defaults path_checker tur, detect_checker yes",
     "H1": "NetApp Linux Host Utilities, sanlun lun show -p "
     "(https://docs.netapp.com/us-en/ontap-sanhost/hu-luhu-sanlun-utility.html): host path state "
     "up/down, path type primary (the node owning the LUN) or secondary (its HA partner)",
@@ -44,7 +51,7 @@ ISCSI_RULES = RuleCatalogue(
     (
         RuleSpec("MP000", "error", "iSCSI in use, multipathd not installed or not running", "S63"),
         RuleSpec("MP001", "error", "/etc/multipath.conf missing", "S62 S60"),
-        RuleSpec("MP002", "info", "defaults/overrides hide built-in vendor entries", "S62 S50 S55"),
+        RuleSpec("MP002", "info", "overrides hide built-in vendor entries", "S62 S50 S55 S76"),
         RuleSpec(
             "MP003",
             "warn (Trident) / info",
@@ -52,7 +59,10 @@ ISCSI_RULES = RuleCatalogue(
             "S63 S50 S55 S67",
         ),
         RuleSpec(
-            "MP004", "info", "user_friendly_names yes where the vendor needs no", "S67 S53 S60"
+            "MP004",
+            "info",
+            "user_friendly_names yes where the vendor needs no",
+            "S67 S53 S60 S76 S77",
         ),
         RuleSpec(
             "MP010", "error", "failed, faulty or offline path (map or sanlun)", "S51 S52 S55 H1"
@@ -80,13 +90,13 @@ ISCSI_RULES = RuleCatalogue(
             "I/O on a lower-priority group while a higher one is usable",
             "S50 S60 S53 S66 S68 H1",
         ),
-        RuleSpec("MP022", "info", "path_checker not the vendor's", "S50 S60 S66 S68"),
+        RuleSpec("MP022", "info", "path_checker not the vendor's", "S50 S60 S66 S68 S76 S77"),
         RuleSpec("MP023", "info", "detect_prio on for Pure FlashArray", "S65 S53"),
         RuleSpec(
             "MP030",
             "warn",
             "no_path_retry / queueing against vendor guidance",
-            "S50 S60 S53 S66 S67 S68",
+            "S50 S60 S53 S66 S67 S68 S76 S77",
         ),
         RuleSpec(
             "MP031",

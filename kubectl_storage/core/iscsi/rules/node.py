@@ -10,7 +10,7 @@ from kubectl_storage.core.iscsi.iscsid_conf import (
 from kubectl_storage.core.iscsi.multipath import (
     MultipathMap,
 )
-from kubectl_storage.core.iscsi.multipath_conf import MultipathConf
+from kubectl_storage.core.iscsi.multipath_conf import MultipathConf, setting
 from kubectl_storage.core.iscsi.rules.catalogue import ISCSI_RULES
 from kubectl_storage.core.iscsi.rules.config import (
     check_map_queueing,
@@ -64,6 +64,7 @@ def evaluate_iscsi_node(
     nr_sessions: int = 1,
     iscsid_conf: IscsidConf | None = None,
     sanlun: Sequence[SanlunLun] = (),
+    effective_conf: MultipathConf | None = None,
 ) -> list[Finding]:
     """Run every node-level iSCSI/multipath rule and return the findings, most severe first.
 
@@ -84,6 +85,8 @@ def evaluate_iscsi_node(
         iscsid_conf: parsed /etc/iscsi/iscsid.conf, when read (ISCSI004, ISCSI006, ISCSI012,
             ISCSI014, ISCSI016).
         sanlun: parsed ``sanlun lun show -p`` (MP010, MP011, MP016; path types for MP020/MP021).
+        effective_conf: ``multipathd show config`` / ``multipath -t`` (built-in hardware table
+            included): MP004, MP022, MP030 and the failback MP021 expects are read from it.
 
     Returns:
         Findings sorted by severity (error, warn, info), then rule id; order is stable.
@@ -105,10 +108,12 @@ def evaluate_iscsi_node(
             )
         )
     path_types = {path.device: path.path_type.lower() for lun in sanlun for path in lun.paths}
-    config_failback = conf.defaults.get("failback") if conf else None
+    in_force = effective_conf if effective_conf is not None else conf
     for mpath in maps:
-        device = conf.device_for(mpath.vendor, mpath.product) if conf else None
-        failback = (device.get("failback") if device else None) or config_failback
+        failback = None
+        if in_force is not None:
+            failback = setting(in_force, "failback", mpath.vendor, mpath.product)[0]
+            failback = failback.strip('"') if failback else None
         findings.extend(
             check_multipath_map(
                 mpath, access_states=access_states, failback=failback, path_types=path_types
@@ -117,7 +122,7 @@ def evaluate_iscsi_node(
         findings.extend(check_map_queueing(mpath))
     findings.extend(check_sanlun_luns(sanlun, maps))
     if conf is not None:
-        findings.extend(check_multipath_conf(conf, maps, trident=trident))
+        findings.extend(check_multipath_conf(conf, maps, trident=trident, effective=effective_conf))
         findings.extend(check_pure_detect_prio(conf, maps))
     multipathed = multipathed_devices(maps)
     per_session: dict[int | None, bool] = {}
