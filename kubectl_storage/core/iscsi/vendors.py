@@ -147,3 +147,30 @@ def array_for(vendor: str, product: str) -> ArrayVendor | None:
         if entry.matches(vendor, product):
             return entry
     return None
+
+
+#: SCSI vendor ids of disks that are local or virtual, never a SAN LUN reached over several paths:
+#: ATA (SATA disks behind libata), QEMU (``QEMU HARDDISK`` of virtio-scsi / emulated controllers),
+#: VIRTIO / ``0x1af4`` (virtio's PCI vendor, which udev shows for virtio-blk). Multipathing them
+#: is a missing blacklist entry (multipath.conf(5) blacklist; find_multipaths, S50).
+LOCAL_DISK_VENDORS = frozenset({"ATA", "QEMU", "VIRTIO", "0X1AF4"})
+
+#: Target IQN prefixes of iSCSI that stays on the node by design: Longhorn's engine frontend logs
+#: in to its own tgt on the node (S78).
+LOCAL_TARGET_IQN_PREFIXES = ("iqn.2019-10.io.longhorn:",)
+
+
+def is_local_disk(vendor: str, product: str) -> bool:
+    """A local or virtual disk, judged by its SCSI vendor. tgt's ``IET,VIRTUAL-DISK`` is not
+    one by itself: a tgt server can be a SAN target with several portals (the two-path IET map of
+    tests/fixtures/multipath/insights_rhel6_v4_ll.txt); Longhorn's local tgt is recognised by its
+    sessions' IQN instead (:func:`is_local_target`)."""
+    del product  # the vendor id decides; kept for the (vendor, product) calling convention
+    return vendor.strip().upper() in LOCAL_DISK_VENDORS
+
+
+def is_local_target(target: str) -> bool:
+    """iSCSI to the node's own target by design (a Longhorn IQN). A loopback portal alone is not
+    taken as local: the node lab reaches one LIO target through 127.0.0.1 and another address as
+    two paths of a SAN."""
+    return target.lower().startswith(LOCAL_TARGET_IQN_PREFIXES)

@@ -275,9 +275,15 @@ def test_mp000_multipathd_not_running_or_not_installed() -> None:
 
 
 def test_mp001_missing_conf() -> None:
+    # multipathd stopped without the file (RHEL's unit needs it): MP000 and MP001 say why
     assert _ids(
+        check_multipathd_presence(iscsi_in_use=True, multipathd_running=False, conf_present=False)
+    ) == ["MP000", "MP001"]
+    # Debian's default: multipathd runs on its built-in configuration, no file: quiet
+    assert (
         check_multipathd_presence(iscsi_in_use=True, multipathd_running=True, conf_present=False)
-    ) == ["MP001"]
+        == []
+    )
     assert (
         check_multipathd_presence(iscsi_in_use=True, multipathd_running=True, conf_present=True)
         == []
@@ -510,6 +516,54 @@ def test_evaluate_clean_node_is_quiet() -> None:
 def test_evaluate_without_multipathd(running: bool) -> None:
     findings = evaluate_iscsi_node([_session()], [], multipathd_running=running)
     assert _ids(findings)[:2] == ["MP000", "ISCSI008"]
+
+
+LONGHORN = _session(
+    target="iqn.2019-10.io.longhorn:pvc-0b3e1c7a",
+    current_portal="10.42.1.7:3260",
+    persistent_portal="10.42.1.7:3260",
+    chap_enabled=False,
+    chap_mutual=False,
+)
+
+
+def test_longhorn_local_iscsi_is_not_a_san() -> None:
+    # Longhorn's engine logs in to its own tgt: no multipathd wanted, disks stay bare (S78)
+    findings = evaluate_iscsi_node(
+        [LONGHORN], [], multipathd_running=False, multipath_installed=False
+    )
+    assert not {"MP000", "MP001", "ISCSI007", "ISCSI008"} & set(_ids(findings))
+    # a loopback portal alone is no proof (the node lab's SAN paths include 127.0.0.1)
+    loopback = _session(current_portal="127.0.0.1:3260", persistent_portal="127.0.0.1:3260")
+    assert "MP000" in _ids(evaluate_iscsi_node([loopback], [], multipathd_running=False))
+    # a SAN session next to Longhorn's still needs multipathd
+    both = evaluate_iscsi_node([LONGHORN, _session(sid=2)], [], multipathd_running=False)
+    assert {"MP000", "ISCSI008"} <= set(_ids(both))
+    assert [f.id for f in both].count("ISCSI007") == 0  # the SAN session has CHAP
+
+
+def test_mp017_local_disk_multipathed_instead_of_mp012() -> None:
+    ata, openfiler = _ll("blog_orl6_ata_vbox_and_openfiler.txt")
+    (finding,) = check_multipath_map(ata)
+    assert finding.id == "MP017"
+    assert "ATA,VBOX HARDDISK" in finding.message
+    assert check_multipath_map(openfiler) == []
+    # tgt's IET,VIRTUAL-DISK over two portals is a SAN map, not a local disk
+    iet = [m for m in _ll("insights_rhel6_v4_ll.txt") if m.vendor.strip() == "IET"]
+    assert iet
+    assert all("MP017" not in _ids(check_multipath_map(m)) for m in iet)
+
+
+def test_iscsi009_honours_nr_sessions_in_iscsid_conf() -> None:
+    twice = [_session(), _session(sid=2)]
+    assert "ISCSI009" in _ids(evaluate_iscsi_node(twice, [HEALTHY]))
+    two = parse_iscsid_conf("node.session.nr_sessions = 2\n")
+    assert "ISCSI009" not in _ids(evaluate_iscsi_node(twice, [HEALTHY], iscsid_conf=two))
+    thrice = [*twice, _session(sid=3)]
+    (finding,) = [
+        f for f in evaluate_iscsi_node(thrice, [HEALTHY], iscsid_conf=two) if f.id == "ISCSI009"
+    ]
+    assert "nr_sessions 2" in finding.message
 
 
 # --- iscsid.conf rules (ISCSI006, ISCSI012, ISCSI016) and MP023 -------------------------------

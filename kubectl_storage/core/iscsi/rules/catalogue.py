@@ -39,6 +39,13 @@ _SOURCES: dict[str, str] = {
     "S77": "multipath -t of Debian bookworm multipath-tools 0.9.4-3+deb12u2 "
     "(tests/fixtures/multipath_config): the NETAPP/LUN built-in entry sets no_path_retry queue, "
     "user_friendly_names no and no path_checker; defaults path_checker tur, detect_checker yes",
+    "S78": "Longhorn KB 'Troubleshooting: MountVolume.SetUp failed for volume due to multipathd "
+    "on the node' (https://longhorn.io/kb/troubleshooting-volume-with-multipath/; not re-read "
+    "here): Longhorn volumes are iSCSI from the node to its own tgt, whose LUNs multipathd must "
+    "not take (blacklist); its target IQNs start iqn.2019-10.io.longhorn:",
+    "S79": "tkc-online wiki 'Unnecessary multipath devices' "
+    "(https://wiki.tkc-online.de/doku.php/public:trouble:multipath): a local disk (DELL PERC) "
+    "taken by multipath with one path, fixed by a blacklist entry",
     "H1": "NetApp Linux Host Utilities, sanlun lun show -p "
     "(https://docs.netapp.com/us-en/ontap-sanhost/hu-luhu-sanlun-utility.html): host path state "
     "up/down, path type primary (the node owning the LUN) or secondary (its HA partner)",
@@ -49,8 +56,18 @@ _SOURCES: dict[str, str] = {
 ISCSI_RULES = RuleCatalogue(
     _SOURCES,
     (
-        RuleSpec("MP000", "error", "iSCSI in use, multipathd not installed or not running", "S63"),
-        RuleSpec("MP001", "error", "/etc/multipath.conf missing", "S62 S60"),
+        RuleSpec(
+            "MP000",
+            "error",
+            "iSCSI to a SAN in use, multipathd not installed or not running",
+            "S63 S78",
+        ),
+        RuleSpec(
+            "MP001",
+            "error",
+            "/etc/multipath.conf missing and multipathd not running",
+            "S62 S60 S51",
+        ),
         RuleSpec("MP002", "info", "overrides hide built-in vendor entries", "S62 S50 S55 S76"),
         RuleSpec(
             "MP003",
@@ -69,6 +86,12 @@ ISCSI_RULES = RuleCatalogue(
         ),
         RuleSpec("MP011", "error", "no usable path (map or sanlun)", "S51 S52 H1"),
         RuleSpec("MP012", "warn", "fewer than two paths", "S60 S56 S63"),
+        RuleSpec(
+            "MP017",
+            "warn",
+            "local or virtual disk (ATA, QEMU, virtio) multipathed",
+            "S50 S79",
+        ),
         RuleSpec("MP013", "warn", "more paths than the vendor supports", "S60"),
         RuleSpec("MP014", "info", "transient checker state", "S51"),
         RuleSpec("MP015", "error", "every path ALUA standby", "S51 S59"),
@@ -119,7 +142,7 @@ ISCSI_RULES = RuleCatalogue(
         RuleSpec("ISCSI006", "warn", "NOP-Out pings off with multipathed sessions", "S56 S68"),
         RuleSpec("ISCSI007", "warn/info", "no CHAP or one-way CHAP", "S64 S56 S58"),
         RuleSpec("ISCSI008", "error/warn", "iSCSI disk used without multipath", "S45 S51 S63"),
-        RuleSpec("ISCSI009", "warn", "duplicate sessions", "S56 S68 S57"),
+        RuleSpec("ISCSI009", "warn", "more sessions than node.session.nr_sessions", "S56 S68 S57"),
         RuleSpec("ISCSI010", "warn", "one portal while the node DB lists several", "S56 S60"),
         RuleSpec("ISCSI011", "error", "InitiatorName shared by nodes", "S63"),
         RuleSpec("ISCSI012", "warn", "node.session.scan not manual on a Trident node", "S63"),

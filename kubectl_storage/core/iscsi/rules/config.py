@@ -23,9 +23,11 @@ def check_multipathd_presence(
     multipath_installed: bool | None = None,
     conf_present: bool | None = None,
 ) -> list[Finding]:
-    """MP000 (multipathd not installed or not running) and MP001 (no /etc/multipath.conf).
-
-    ``None`` means "not known" and never fires.
+    """MP000 (multipathd not installed or not running) and MP001 (no /etc/multipath.conf while
+    multipathd does not run: RHEL's unit does not start without the file, S62). A multipathd
+    that runs without the file uses its built-in configuration (Debian and Ubuntu ship no file,
+    S51) and is not reported. ``iscsi_in_use`` counts SAN sessions only (not Longhorn's local
+    tgt, S78). ``None`` means "not known" and never fires.
     """
     if not iscsi_in_use:
         return []
@@ -41,7 +43,7 @@ def check_multipathd_presence(
                 "`systemctl enable --now multipathd`",
             )
         )
-    if conf_present is False:
+    if conf_present is False and multipathd_running is not True:
         findings.append(
             ISCSI_RULES.cite(
                 "MP001",

@@ -24,7 +24,7 @@ from kubectl_storage.core.iscsi.rules.health import (
     stopped_under_dm,
 )
 from kubectl_storage.core.iscsi.sanlun import SanlunLun
-from kubectl_storage.core.iscsi.vendors import array_for
+from kubectl_storage.core.iscsi.vendors import array_for, is_local_disk
 from kubectl_storage.core.report.findings import Finding, Severity
 
 # --- per-map checks (MP010-MP015, MP020, MP021) --------------------------------------------------
@@ -80,7 +80,18 @@ def check_multipath_map(
                 "S51 S52",
             )
         )
-    if len(paths) < 2:
+    if is_local_disk(mpath.vendor, mpath.product):
+        findings.append(
+            ISCSI_RULES.cite(
+                "MP017",
+                Severity.WARN,
+                f"{name}: {mpath.vendor.strip()},{mpath.product.strip()} is a local or virtual "
+                "disk under dm-multipath; it has no second path to add",
+                "Blacklist it in multipath.conf (blacklist { device { vendor … product … } } or "
+                "its wwid), then `multipath -f` the map",
+            )
+        )
+    elif len(paths) < 2:
         findings.append(
             ISCSI_RULES.cite(
                 "MP012",

@@ -43,6 +43,7 @@ from kubectl_storage.core.iscsi.rules.timeouts import (
 )
 from kubectl_storage.core.iscsi.sanlun import SanlunLun
 from kubectl_storage.core.iscsi.sessions import IscsiNodeRecord, IscsiSession
+from kubectl_storage.core.iscsi.vendors import is_local_target
 from kubectl_storage.core.report.findings import Finding, Severity
 
 # --- node entry point ---------------------------------------------------------------------------
@@ -91,14 +92,16 @@ def evaluate_iscsi_node(
     Returns:
         Findings sorted by severity (error, warn, info), then rule id; order is stable.
     """
-    iscsi_in_use = bool(sessions)
+    # iSCSI that stays on the node (Longhorn's engine and its local tgt) is not a SAN: no failover
+    # to set up, and its disks must stay out of dm-multipath (S78).
+    san_sessions = [s for s in sessions if not is_local_target(s.target)]
     findings = check_multipathd_presence(
-        iscsi_in_use=iscsi_in_use,
+        iscsi_in_use=bool(san_sessions),
         multipathd_running=multipathd_running,
         multipath_installed=multipath_installed,
         conf_present=multipath_conf_present,
     )
-    if iscsi_in_use and iscsid_running is False:
+    if sessions and iscsid_running is False:
         findings.append(
             ISCSI_RULES.cite(
                 "ISCSI015",
@@ -128,7 +131,8 @@ def evaluate_iscsi_node(
     per_session: dict[int | None, bool] = {}
     for session in sessions:
         findings.extend(check_session_state(session))
-        findings.extend(check_chap(session))
+        if session in san_sessions:  # the node's own tgt (Longhorn) runs without CHAP by design
+            findings.extend(check_chap(session))
         session_multipathed = any(d.disk in multipathed for d in session.disks if d.disk)
         per_session[session.sid] = per_session.get(session.sid, False) or session_multipathed
         findings.extend(check_replacement_timeout(session, session_multipathed, conf=iscsid_conf))
@@ -146,7 +150,11 @@ def evaluate_iscsi_node(
             )
         )
         findings.extend(check_hpe_iscsid_conf(iscsid_conf, maps))
-    findings.extend(check_unmultipathed_disks(sessions, maps, in_use_devices=in_use_devices))
+    findings.extend(check_unmultipathed_disks(san_sessions, maps, in_use_devices=in_use_devices))
+    # open-iscsi: node.session.nr_sessions sessions per target portal are wanted (S56); the file
+    # seeds new records, so it stands for the records' value, which is not collected.
+    configured = iscsid_conf.int_value("node.session.nr_sessions") if iscsid_conf else None
+    nr_sessions = max(nr_sessions, configured or 1)
     findings.extend(check_duplicate_sessions(sessions, nr_sessions=nr_sessions))
     findings.extend(check_portal_redundancy(sessions, node_records))
     return sorted(findings, key=lambda f: (-f.severity.rank, f.id))

@@ -162,7 +162,7 @@ def check_duplicate_sessions(
                 "ISCSI009",
                 Severity.WARN,
                 f"{len(members)} sessions (sids {sids}) to {target} @ {portal} "
-                f"via iface {iface or 'default'}",
+                f"via iface {iface or 'default'} (node.session.nr_sessions {max(nr_sessions, 1)})",
                 "Log out the extra sessions and clean stale node records",
             )
         )
