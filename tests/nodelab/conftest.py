@@ -35,7 +35,7 @@ from tests.nodelab import reports
 
 RUNS = nodelab.CACHE / "runs"
 KEEP_RUNS = 3
-GROUPS = (("nfs",), ("iscsi",))
+GROUPS = (("nfs",), ("iscsi",), ("iscsi-netapp",))
 
 #: The e2e suite's session fixture, shared: one cluster, one kubeconfig convention.
 cluster = e2e.cluster

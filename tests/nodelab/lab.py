@@ -115,7 +115,7 @@ SKIPPED_MODULE_DIRS = (
 )
 IMAGE_SIZE = "2G"
 #: The scenarios there are (guest/<name>.sh).
-SCENARIOS = ("nfs", "iscsi", "probe")
+SCENARIOS = ("nfs", "iscsi", "iscsi-netapp", "probe")
 #: Collection scripts put in the guest: the live mount-audit and iscsi sections.
 COLLECTION_SCRIPTS = {
     "collect-mount.sh": MOUNT_SECTIONS,

@@ -112,7 +112,8 @@ def check_multipath_conf(
     include the built-in hardware table; from the file alone otherwise, where only what it sets in
     ``overrides`` or a matching devices stanza is judged (a ``defaults`` value loses to a built-in
     device entry the file does not show; :func:`unjudged_defaults` names what was left out).
-    MP002, MP003, MP031 and MP032 judge what the file says.
+    MP003 reads find_multipaths from the merged configuration when given (the built-in default
+    when the file is silent); MP002, MP031 and MP032 judge what the file says.
 
     Args:
         conf: parsed /etc/multipath.conf (or the merged configuration, if that is all there is).
@@ -138,7 +139,8 @@ def check_multipath_conf(
                 "Move these settings into a devices { device { vendor … product … } } stanza",
             )
         )
-    find_multipaths = conf.defaults.get("find_multipaths")
+    # The merged configuration carries the built-in default (strict in 0.9) when the file is silent.
+    find_multipaths = source.defaults.get("find_multipaths") or conf.defaults.get("find_multipaths")
     if find_multipaths is not None and find_multipaths not in _FIND_MULTIPATHS_ALL:
         findings.append(
             ISCSI_RULES.cite(
