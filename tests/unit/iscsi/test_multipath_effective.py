@@ -12,6 +12,7 @@ import pytest
 from kubectl_storage.core.iscsi.multipath import MultipathMap, MultipathPath, PathGroup
 from kubectl_storage.core.iscsi.multipath_conf import parse_multipath_conf, setting
 from kubectl_storage.core.iscsi.node_parse import parse_node
+from kubectl_storage.core.iscsi.node_report import build_node_report
 from kubectl_storage.core.iscsi.rules import check_multipath_conf, unjudged_defaults
 from kubectl_storage.core.nodes.capture import NodeCapture
 
@@ -137,3 +138,28 @@ def test_parse_node_reads_the_collected_merged_config() -> None:
     )
     assert offline.effective_conf is not None
     assert offline.effective_conf.merged
+
+
+def test_the_node_report_says_what_a_file_only_audit_left_out() -> None:
+    netapp_ll = (CONFIGS.parent / "multipath" / "qemu_devel_props_wrapped.txt").read_text()
+    file_only = NodeCapture(
+        node="n1",
+        texts={
+            "multipath-ll": (netapp_ll,),
+            "multipath-conf": ((CONFIGS / "defaults-no-path-retry-30.conf").read_text(),),
+        },
+    )
+    report = build_node_report(file_only, None)
+    assert [f.id for f in report.findings if f.id == "MP030"] == []
+    assert any(w.startswith("judged from /etc/multipath.conf only") for w in report.warnings)
+    with_config = NodeCapture(
+        node="n1",
+        texts={
+            **file_only.texts,
+            "multipath-config": (
+                (CONFIGS / "defaults-no-path-retry-30.multipath-t.txt").read_text(),
+            ),
+        },
+    )
+    report = build_node_report(with_config, None)
+    assert not any("judged from" in w for w in report.warnings)
