@@ -15,7 +15,8 @@ from kubectl_storage.core.iscsi.luns import (
 )
 from kubectl_storage.core.iscsi.node_parse import ParsedNode, parse_node, tool_facts
 from kubectl_storage.core.iscsi.report import HostTools, IscsiNode, IscsiReport
-from kubectl_storage.core.iscsi.rules import evaluate_iscsi_node, unjudged_defaults
+from kubectl_storage.core.iscsi.rules import evaluate_iscsi_node
+from kubectl_storage.core.iscsi.rules.config import unjudged_defaults
 from kubectl_storage.core.nodes.capture import NodeCapture, first_line
 from kubectl_storage.core.nodes.volume_objects import VolumeObjects
 from kubectl_storage.core.report.findings import Finding

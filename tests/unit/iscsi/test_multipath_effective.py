@@ -13,7 +13,7 @@ from kubectl_storage.core.iscsi.multipath import MultipathMap, MultipathPath, Pa
 from kubectl_storage.core.iscsi.multipath_conf import parse_multipath_conf, setting
 from kubectl_storage.core.iscsi.node_parse import parse_node
 from kubectl_storage.core.iscsi.node_report import build_node_report
-from kubectl_storage.core.iscsi.rules import check_multipath_conf, unjudged_defaults
+from kubectl_storage.core.iscsi.rules.config import check_multipath_conf, unjudged_defaults
 from kubectl_storage.core.nodes.capture import NodeCapture
 
 CONFIGS = Path(__file__).resolve().parents[2] / "fixtures" / "multipath_config"
