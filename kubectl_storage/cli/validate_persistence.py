@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -31,6 +32,8 @@ from kubectl_storage.core.validate_persistence.mysql import (
 if TYPE_CHECKING:
     from kubectl_storage.core.validate_persistence.report import PersistenceReport
 
+log = logging.getLogger(__name__)
+
 
 def validate_persistence_command(
     ctx: typer.Context,
@@ -58,8 +61,10 @@ def validate_persistence_command(
         typer.Option(
             "--disruptions",
             help=(
-                "Comma-separated: restart, crash, reschedule, node-drain (default: restart, "
-                "crash, reschedule; node-drain is opt-in)."
+                "Comma-separated: restart, crash, reschedule, node-drain, external (default: "
+                "restart, crash, reschedule; node-drain and external are opt-in). external: a "
+                "writer commits while you disrupt the database yourself (instructions on "
+                "stderr); --timeout bounds the wait for the disruption and for the recovery."
             ),
             metavar="LIST",
         ),
@@ -185,6 +190,20 @@ def validate_persistence_command(
         PERSISTENCE_COMMAND, request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
     )
     if report is None:
+        # --dry-run: the manifests are on stdout; the phases the run would go through here.
+        log.info(
+            "planned phases: seed, then %s",
+            ", ".join(
+                d.value
+                + (
+                    " (you disrupt the database while a writer commits; waits up to "
+                    f"--timeout {timeout:.0f}s for it)"
+                    if d is Disruption.EXTERNAL
+                    else ""
+                )
+                for d in request.chosen
+            ),
+        )
         return
     options.emit(report, write_persistence_table)
     message, hint = _explained(report)
@@ -228,6 +247,15 @@ def _explained(report: PersistenceReport) -> tuple[str, str]:
             "disruptions were not run",
             "Fix the settings listed above, or pass --allow-non-durable-config to run "
             "the check on this configuration anyway.",
+        )
+    if report.no_disruption_phases:
+        return (
+            "no disruption was observed during: "
+            + ", ".join(report.no_disruption_phases)
+            + " before --timeout (no failed commit, no pod or server restart), so nothing "
+            "was proven",
+            "Disrupt the database while the run waits (the instruction is printed on stderr), "
+            "or raise --timeout.",
         )
     if report.unavailable_phases:
         return (

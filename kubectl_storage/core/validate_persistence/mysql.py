@@ -63,6 +63,8 @@ class Disruption(StrEnum):
     CRASH = "crash"  # mysqld SIGKILLed while a writer commits rows one at a time
     RESCHEDULE = "reschedule"  # the pod moved to another node: the volume detaches and reattaches
     NODE_DRAIN = "node-drain"  # the pod evicted from its cordoned node, as a drain does (opt-in)
+    #: The user disrupts the database while a writer commits (opt-in; the tool waits and sees).
+    EXTERNAL = "external"
 
 
 #: What runs when --disruptions is not given (node-drain is opt-in: it is a failover drill).

@@ -10,6 +10,7 @@ from typing import Any
 from kubectl_storage.core.report.envelope import report_envelope
 from kubectl_storage.core.report.verdict import Outcome, Verdict, judge
 from kubectl_storage.core.validate_persistence.durability import DurabilitySettings
+from kubectl_storage.core.validate_persistence.external import SERVER_RESTARTED, Stall
 from kubectl_storage.core.validate_persistence.mysql import VolumeType
 from kubectl_storage.core.validate_persistence.probe import FsyncProbe
 from kubectl_storage.core.validate_persistence.rows import DATABASE, TABLE, TableComparison
@@ -22,8 +23,14 @@ TESTED_BY = {
     "crash": "process kill (node page cache kept)",
     "reschedule": "graceful move to another node",
     "node-drain": "eviction to another node",
+    "external": "external disruption (what was done is not known to the tool)",
 }
 POWER_LOSS_NOT_TESTED = "power loss not tested"
+#: When ``external`` passed and the database restarted during it: what was done is the user's
+#: word, so a power loss is named only as what it may have been.
+EXTERNAL_RESTART_TESTED = (
+    "an external disruption restarted the database (a power loss only if that is what was done)"
+)
 
 
 #: How many ids a report lists per category (the counts are always complete).
@@ -57,6 +64,17 @@ class PhaseResult:
     #: Moves: whether the volume's CSI driver attaches volumes (CSIDriver attachRequired);
     #: None when unknown or not a CSI volume.
     attach_required: bool | None = None
+    #: External (and crash, where measured): the longest gap between acknowledged commits.
+    stall: Stall | None = None
+    #: UTC time the phase started (ISO 8601), to place the stall in time.
+    started_at: str | None = None
+    #: External: what showed that a disruption happened (empty: nothing was observed).
+    observed: tuple[str, ...] | None = None
+
+    @property
+    def no_disruption(self) -> bool:
+        """External: inconclusive because nothing happened to the database before --timeout."""
+        return self.verdict is Verdict.INCONCLUSIVE and self.observed == ()
 
     @property
     def lost_data(self) -> bool:
@@ -107,6 +125,9 @@ class PhaseResult:
         out["volume_events"] = list(self.volume_events)
         out["data_cannot_follow"] = self.cannot_follow
         out["attach_required"] = self.attach_required
+        out["started_at"] = self.started_at
+        out["stall"] = self.stall.to_dict() if self.stall else None
+        out["disruption_observed"] = list(self.observed) if self.observed is not None else None
         return out
 
 
@@ -123,15 +144,25 @@ def evaluate_phase(
     time_to_running_s: float | None = None,
     volume_events: tuple[str, ...] = (),
     attach_required: bool | None = None,
+    stall: Stall | None = None,
+    started_at: str | None = None,
+    observed: tuple[str, ...] | None = None,
 ) -> PhaseResult:
-    """A phase passes when every expected row and every acknowledged commit came back intact."""
+    """A phase passes when every expected row and every acknowledged commit came back intact;
+    an ``external`` phase in which nothing was observed (``observed == ()``) is inconclusive
+    unless something was lost (a loss is a loss, whatever caused it)."""
     ok = comparison.intact and (commits is None or commits.ok)
     if not ok:
         loss = describe_loss(comparison, commits)
         note = f"{loss}; {note}" if note else loss
+    verdict = Verdict.PASS if ok else Verdict.FAIL
+    if ok and observed == ():
+        verdict = Verdict.INCONCLUSIVE
+        nothing = "no disruption observed before --timeout: nothing was proven"
+        note = f"{nothing}; {note}" if note else nothing
     return PhaseResult(
         phase=phase,
-        verdict=Verdict.PASS if ok else Verdict.FAIL,
+        verdict=verdict,
         time_to_ready_s=time_to_ready_s,
         comparison=comparison,
         commits=commits,
@@ -142,6 +173,9 @@ def evaluate_phase(
         time_to_running_s=time_to_running_s,
         volume_events=volume_events,
         attach_required=attach_required,
+        stall=stall,
+        started_at=started_at,
+        observed=observed,
     )
 
 
@@ -238,8 +272,9 @@ class PersistenceReport:
           (``cannot-follow:<phase>``), or the server is not configured to make a commit durable
           (``durability``; an unreported innodb_flush_log_at_trx_commit counts), also when that
           was accepted with --allow-non-durable-config: the flag only lets the disruptions run;
-        - inconclusive: a phase did not answer within --timeout (``unavailable:<phase>``), or no
-          disruption ran (``nothing-tested``);
+        - inconclusive: a phase did not answer within --timeout (``unavailable:<phase>``), an
+          ``external`` phase saw no disruption before --timeout (``no-disruption:<phase>``), or
+          no disruption ran (``nothing-tested``);
         - warn: it held, but the fsync probe found the volume memory-backed (``fsync-probe``:
           the writes themselves complete at memory speed, core.flush), or a durability setting
           that matters was not reported (``durability-unknown``);
@@ -252,7 +287,9 @@ class PersistenceReport:
         if self.durability is not None and self.durability.settings.reasons:
             fail.append("durability")
         inconclusive = [
-            f"unavailable:{p.phase}" for p in self.phases if p.verdict is Verdict.INCONCLUSIVE
+            f"no-disruption:{p.phase}" if p.no_disruption else f"unavailable:{p.phase}"
+            for p in self.phases
+            if p.verdict is Verdict.INCONCLUSIVE
         ]
         ran = [p for p in self.phases if p.phase != "seed" and p.verdict is not Verdict.SKIPPED]
         if not ran:
@@ -304,7 +341,14 @@ class PersistenceReport:
     def tested(self) -> str:
         """What the passed disruptions proved, and what none of them can."""
         proved = [TESTED_BY.get(name, name) for name in self.disruptions_passed]
-        return f"tested: {', '.join(proved) or 'nothing'}; {POWER_LOSS_NOT_TESTED}"
+        restarted = any(
+            p.phase == "external"
+            and p.verdict is Verdict.PASS
+            and SERVER_RESTARTED in (p.observed or ())
+            for p in self.phases
+        )
+        tail = EXTERNAL_RESTART_TESTED if restarted else POWER_LOSS_NOT_TESTED
+        return f"tested: {', '.join(proved) or 'nothing'}; {tail}"
 
     @property
     def failed_phases(self) -> list[str]:
@@ -314,7 +358,16 @@ class PersistenceReport:
     @property
     def unavailable_phases(self) -> list[str]:
         """Names of the phases after which MySQL did not answer within --timeout."""
-        return [p.phase for p in self.phases if p.verdict is Verdict.INCONCLUSIVE]
+        return [
+            p.phase
+            for p in self.phases
+            if p.verdict is Verdict.INCONCLUSIVE and not p.no_disruption
+        ]
+
+    @property
+    def no_disruption_phases(self) -> list[str]:
+        """Names of the ``external`` phases in which no disruption was observed."""
+        return [p.phase for p in self.phases if p.no_disruption]
 
     @property
     def cannot_follow(self) -> list[str]:

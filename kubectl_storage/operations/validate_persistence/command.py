@@ -37,6 +37,7 @@ from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.operations.pipeline import Command, nothing_to_gather
 from kubectl_storage.operations.validate_persistence import phases
+from kubectl_storage.operations.validate_persistence.external import external
 from kubectl_storage.operations.validate_persistence.moves import move
 from kubectl_storage.operations.validate_persistence.pod import DataUnavailable, MysqlPod
 from kubectl_storage.operations.validate_persistence.request import (
@@ -208,6 +209,8 @@ def _run_phase(
             return phases.restart(pod, state), state
         if disruption is Disruption.CRASH:
             return phases.crash(pod, state)
+        if disruption is Disruption.EXTERNAL:
+            return external(pod, state)
         return move(pod, scope, disruption, state, facts.schedulable_nodes or ()), state
     except DataUnavailable as exc:
         # MySQL keeps failing to start on what the volume holds: the data did not come back.

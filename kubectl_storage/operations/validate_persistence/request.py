@@ -44,6 +44,10 @@ CONTROL_CANNOT_JUDGE = {
         "a container restart keeps the pod and its emptyDir, so a pod-local volume keeps its "
         "data too: the control cannot show loss here"
     ),
+    Disruption.EXTERNAL: (
+        "what the user does is not known to the tool, so it cannot say whether a pod-local "
+        "volume had to lose its data"
+    ),
 }
 
 

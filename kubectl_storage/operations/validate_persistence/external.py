@@ -1,0 +1,185 @@
+"""The ``external`` disruption: a writer commits while the user disrupts the database.
+
+The writer runs here, in the tool: each attempt is one exec of one client run of
+``START TRANSACTION; INSERT ...; COMMIT`` (core.validate_persistence.external.commit_sql), and
+counts as acknowledged only when that exec came back with exit 0. An exec that fails (an error,
+a lost connection, the pod gone) is an attempt whose commit may or may not have happened; the
+writer goes on with the next seq. Because it runs outside the pod, it survives the pod's loss and
+times every acknowledgement on the tool's monotonic clock: the longest gap is the I/O stall.
+
+Waits: until a disruption is observed (a failed attempt, a new pod uid, a restarted server
+container) or --timeout passes; then until a commit is acknowledged again (--timeout); then a
+few more commits, the server's Uptime (a restart the writer did not see) and the read-back.
+"""
+
+from __future__ import annotations
+
+import datetime
+import time
+
+from kubectl_storage.core.k8s.objects import JsonDict, dig
+from kubectl_storage.core.validate_persistence.external import (
+    UPTIME_SQL,
+    Attempt,
+    account_attempts,
+    commit_sql,
+    longest_stall,
+    observed_disruption,
+    parse_uptime,
+)
+from kubectl_storage.core.validate_persistence.mysql import MYSQL_CONTAINER
+from kubectl_storage.core.validate_persistence.report import PhaseResult, evaluate_phase
+from kubectl_storage.core.validate_persistence.rows import compare_rows
+from kubectl_storage.core.validate_persistence.writer import writer_task_id
+from kubectl_storage.errors import ForbiddenError, StorageToolError, WaitTimeoutError
+from kubectl_storage.operations.validate_persistence.phases import State
+from kubectl_storage.operations.validate_persistence.pod import MysqlPod, uid_of
+
+#: Seconds one commit attempt may take before it counts as failed.
+ATTEMPT_TIMEOUT_S = 20
+#: Commits acknowledged after the recovery before reading back (the writer goes on working).
+COMMITS_AFTER_RECOVERY = 3
+#: Pause after a failed attempt (no pause between acknowledged ones).
+RETRY_PAUSE_S = 1.0
+
+
+def _restarts(pod: JsonDict | None) -> int | None:
+    for status in dig(pod or {}, "status", "containerStatuses") or []:
+        if status.get("name") == MYSQL_CONTAINER:
+            return int(status.get("restartCount") or 0)
+    return None
+
+
+def _attempt(pod: MysqlPod, seq: int, first_id: int, started: float) -> Attempt:
+    sql = commit_sql(seq, writer_task_id(first_id, seq))
+    try:
+        result = pod.sql(sql, timeout_s=ATTEMPT_TIMEOUT_S)
+    except ForbiddenError:
+        raise
+    except StorageToolError as exc:
+        return Attempt(seq, time.monotonic() - started, False, exc.message[:200])
+    ok = result.exit_code == 0
+    error = "" if ok else (result.stderr.strip() or f"exit {result.exit_code}")[:200]
+    return Attempt(seq, time.monotonic() - started, ok, error)
+
+
+def _uptime(pod: MysqlPod) -> float | None:
+    try:
+        result = pod.sql(UPTIME_SQL, timeout_s=ATTEMPT_TIMEOUT_S)
+    except ForbiddenError:
+        raise
+    except StorageToolError:
+        return None
+    return parse_uptime(result.stdout) if result.exit_code == 0 else None
+
+
+def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
+    """Commit rows while the user disrupts the database; every acknowledged commit must be back."""
+    current = pod.get_pod() or {}
+    uid, node, restarts = uid_of(current), dig(current, "spec", "nodeName"), _restarts(current)
+    timeout = pod.request.timeout_s
+    claim = next(
+        (
+            dig(v, "persistentVolumeClaim", "claimName")
+            for v in dig(current, "spec", "volumes") or []
+            if dig(v, "persistentVolumeClaim", "claimName")
+        ),
+        None,
+    )
+    pod.step(
+        "external: the writer is committing rows now. DO THE DISRUPTION NOW (a storage "
+        f"failover, a power-cycle of node {node}, `power-off {node}` of the test harness): "
+        f"pod {pod.ns}/{pod.pod} on node {node}"
+        + (f", volume claim {pod.ns}/{claim}" if claim else "")
+        + f". Waiting up to {timeout:.0f}s for the database to stop answering (Ctrl-C "
+        "deletes everything)"
+    )
+    uptime_before = _uptime(pod)
+    uptime_read = time.monotonic()
+    started_utc = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    started = time.monotonic()
+    first_id = state.max_id + 1
+    attempts: list[Attempt] = []
+    seq = 0
+    recreated = restarted = False
+    deadline = started + timeout
+    # 1. until something happens (or --timeout)
+    while time.monotonic() < deadline:
+        seq += 1
+        attempts.append(_attempt(pod, seq, first_id, started))
+        now_pod = pod.get_pod()
+        recreated = recreated or (now_pod is not None and uid_of(now_pod) != uid)
+        now_restarts = _restarts(now_pod)
+        restarted = restarted or (
+            restarts is not None and now_restarts is not None and now_restarts > restarts
+        )
+        if not attempts[-1].acknowledged or recreated or restarted:
+            break
+    seen_at = time.monotonic()
+    disrupted = not attempts[-1].acknowledged or recreated or restarted
+    if disrupted:
+        pod.step(
+            f"external: disruption seen after {seen_at - started:.1f}s "
+            f"({attempts[-1].error or 'pod recreated or restarted'}); waiting for commits "
+            "to be acknowledged again"
+        )
+        # 2. until a commit is acknowledged again (--timeout), then a few more
+        deadline = seen_at + timeout
+        after = 0
+        while after < COMMITS_AFTER_RECOVERY:
+            if time.monotonic() >= deadline:
+                raise WaitTimeoutError(
+                    f"external: no commit was acknowledged within {timeout:.0f}s of the "
+                    f"disruption ({attempts[-1].error[:200]})",
+                    "Raise --timeout if the recovery is only slow.",
+                )
+            seq += 1
+            attempts.append(_attempt(pod, seq, first_id, started))
+            if attempts[-1].acknowledged:
+                after += 1
+            else:
+                after = 0
+                time.sleep(RETRY_PAUSE_S)
+    uptime_after = _uptime(pod)
+    observed = observed_disruption(
+        attempts,
+        pod_recreated=recreated or uid_of(pod.get_pod() or {}) != uid,
+        container_restarted=restarted,
+        uptime_before_s=uptime_before,
+        uptime_after_s=uptime_after,
+        seconds_between=time.monotonic() - uptime_read,
+    )
+    stall = longest_stall([(a.seq, a.at_s) for a in attempts if a.acknowledged])
+    found, missing = pod.read_table()
+    accounting, durable, tolerated, uncertain_present = account_attempts(attempts, first_id, found)
+    comparison = compare_rows(
+        state.expected + list(durable),
+        found,
+        baseline=state.baseline,
+        tolerated_ids=tolerated,
+        table_missing=missing,
+    )
+    failed = sum(1 for a in attempts if not a.acknowledged)
+    note = (
+        f"external disruption (what was done is not known to the tool); observed: "
+        f"{', '.join(observed) or 'nothing'}; {failed} failed attempts, "
+        f"{uncertain_present} of them committed after all (allowed)"
+    )
+    if stall is not None:
+        note += f"; longest stall {stall.seconds:.1f}s from +{stall.started_at_s:.1f}s"
+    phase = evaluate_phase(
+        "external",
+        comparison,
+        time_to_ready_s=(time.monotonic() - seen_at) if disrupted else None,
+        commits=accounting,
+        writer_attempts=len(attempts),
+        node_before=node,
+        node_after=pod.node(),
+        note=note,
+        stall=stall,
+        started_at=started_utc,
+        observed=observed,
+    )
+    if phase.verdict.value == "pass":
+        state = State(state.expected + list(durable), {r.task_id: r for r in found})
+    return phase, state

@@ -1,0 +1,90 @@
+"""`validate-persistence --disruptions external` on the real cluster: the test itself is the
+user who disrupts the database (a forced delete of the pod, no grace period) once the run's
+instruction appears on stderr; and a run in which nobody does anything ends inconclusive.
+
+Kept small: --rows 20, no fsync probe (test_persistence.py covers it), one disruption.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+
+from tests.conftest import finish_cli, run_cli, start_cli, wait_for_stderr
+from tests.e2e.conftest import HOSTPATH_CLASS, PERSISTENCE_OBJECTS, managed
+
+INSTRUCTION = "DO THE DISRUPTION NOW"
+
+
+def _args(cluster, namespace: str, timeout: str) -> tuple[str, ...]:
+    return (
+        "validate-persistence",
+        "--image",
+        cluster.mariadb_image,
+        "--timeout",
+        timeout,
+        "-n",
+        namespace,
+        "-s",
+        HOSTPATH_CLASS,
+        "--rows",
+        "20",
+        "--no-fsync-probe",
+        "--disruptions",
+        "external",
+        "-o",
+        "json",
+    )
+
+
+def test_external_force_delete_passes_with_a_measured_stall(cluster, namespace) -> None:
+    proc = start_cli(*_args(cluster, namespace, "180"))
+    seen = wait_for_stderr(proc, INSTRUCTION, timeout=300)
+    match = re.search(r"pod (\S+)/(\S+) on node (\S+)", seen)
+    assert match, seen
+    assert "volume claim" in seen
+    cluster.kubectl_run(
+        "delete", "pod", "-n", match[1], match[2], "--grace-period=0", "--force", "--wait=false"
+    )
+    out, err = finish_cli(proc, 400)
+    assert proc.returncode == 0, seen + err
+    report = json.loads(out)
+    assert report["verdict"] == "pass", report
+    phase = {p["phase"]: p for p in report["phases"]}["external"]
+    assert phase["verdict"] == "pass", phase
+    assert "writer-error" in phase["disruption_observed"], phase
+    assert "server-restarted" in phase["disruption_observed"], phase
+    assert phase["stall"]["seconds"] > 0, phase
+    assert phase["stall"]["started_at"], phase
+    commits = phase["commits"]
+    assert commits["acknowledged_lost"] == 0
+    assert commits["acknowledged"] >= 4  # at least one before, three after the recovery
+    assert "an external disruption restarted the database" in seen + err
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
+
+
+def test_external_with_no_disruption_is_inconclusive(cluster, namespace) -> None:
+    result = run_cli(*_args(cluster, namespace, "60"))
+    assert result.exit_code == 1, result.stderr
+    assert INSTRUCTION in result.stderr
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "inconclusive", report
+    assert report["reasons"] == ["no-disruption:external"], report
+    phase = {p["phase"]: p for p in report["phases"]}["external"]
+    assert phase["verdict"] == "inconclusive"
+    assert phase["disruption_observed"] == []
+    assert phase["stall"]["seconds"] > 0
+    assert "no disruption was observed" in result.stderr
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
+
+
+def test_ctrl_c_during_the_external_wait_leaves_nothing(cluster, namespace) -> None:
+    proc = start_cli(*_args(cluster, namespace, "180"))
+    seen = wait_for_stderr(proc, INSTRUCTION, timeout=300)
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS), seen
+    proc.send_signal(signal.SIGINT)
+    _, err = finish_cli(proc, 240)
+    assert proc.returncode == 130, seen + err
+    assert "Traceback" not in err
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
