@@ -1,5 +1,5 @@
 """`validate-persistence --disruptions external` on the real cluster: the test itself is the
-user who disrupts the database (a forced delete of the pod, no grace period) once the run's
+user who disrupts the database (a SIGKILL of the server) once the run's
 instruction appears on stderr; and a run in which nobody does anything ends inconclusive.
 
 Kept small: --rows 20, no fsync probe (test_persistence.py covers it), one disruption.
@@ -44,9 +44,14 @@ def test_external_force_delete_passes_with_a_measured_stall(cluster, namespace) 
     match = re.search(r"pod (\S+)/(\S+) on node (\S+)", seen)
     assert match, seen
     assert "volume claim" in seen
-    cluster.kubectl_run(
-        "delete", "pod", "-n", match[1], match[2], "--grace-period=0", "--force", "--wait=false"
+    # The disruption: SIGKILL of the server from the pod's client container (one process
+    # namespace). A forced pod delete is no restart on this cluster: the old mysqld kept
+    # answering the new pod's client (its Uptime kept growing), as seen in a run here.
+    kill = (
+        "for p in /proc/[0-9]*; do read -r n < $p/comm 2>/dev/null || continue; "
+        'case "$n" in mysqld|mariadbd) kill -KILL "${p#/proc/}";; esac; done'
     )
+    cluster.kubectl_run("exec", "-n", match[1], match[2], "-c", "client", "--", "sh", "-c", kill)
     out, err = finish_cli(proc, 400)
     assert proc.returncode == 0, seen + err
     report = json.loads(out)
@@ -54,13 +59,14 @@ def test_external_force_delete_passes_with_a_measured_stall(cluster, namespace) 
     phase = {p["phase"]: p for p in report["phases"]}["external"]
     assert phase["verdict"] == "pass", phase
     assert "writer-error" in phase["disruption_observed"], phase
+    assert "container-restarted" in phase["disruption_observed"], phase
     assert "server-restarted" in phase["disruption_observed"], phase
     assert phase["stall"]["seconds"] > 0, phase
     assert phase["stall"]["started_at"], phase
     commits = phase["commits"]
     assert commits["acknowledged_lost"] == 0
     assert commits["acknowledged"] >= 4  # at least one before, three after the recovery
-    assert "an external disruption restarted the database" in seen + err
+    assert "an external disruption restarted the database" in report["tested"], report
     assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
 
 

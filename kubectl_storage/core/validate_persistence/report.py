@@ -391,5 +391,7 @@ class PersistenceReport:
                 "durability": self.durability.to_dict() if self.durability else None,
                 "fsync_probe": self.fsync_probe.to_dict() if self.fsync_probe else None,
                 "control": self.control.to_dict() if self.control else None,
+                # What the passed disruptions proved and what not, as the PASS line says it.
+                "tested": self.tested,
             },
         )

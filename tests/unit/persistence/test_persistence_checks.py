@@ -445,7 +445,7 @@ def _report(**overrides) -> PersistenceReport:
 
 def test_report_carries_durability_probe_and_move_fields() -> None:
     document = _report().to_dict()
-    assert list(document)[-3:] == ["durability", "fsync_probe", "control"]
+    assert list(document)[-4:] == ["durability", "fsync_probe", "control", "tested"]
     assert document["verdict"] == "pass"
     assert document["durability"]["variables"]["innodb_flush_log_at_trx_commit"] == "1"
     assert document["durability"]["durable"] is True

@@ -154,6 +154,7 @@ def test_every_ack_back_after_a_restart_passes_and_says_so() -> None:
     assert report.outcome.verdict is Verdict.PASS
     assert EXTERNAL_RESTART_TESTED in report.tested
     assert "external disruption (what was done is not known to the tool)" in report.tested
+    assert report.to_dict()["tested"] == report.tested
     document = report.to_dict()["phases"][0]
     assert document["stall"]["seconds"] == 7.5
     assert document["stall"]["after_seq"] == 5
