@@ -38,7 +38,7 @@ def _args(cluster, namespace: str, timeout: str) -> tuple[str, ...]:
     )
 
 
-def test_external_force_delete_passes_with_a_measured_stall(cluster, namespace) -> None:
+def test_external_server_kill_passes_with_a_measured_stall(cluster, namespace) -> None:
     proc = start_cli(*_args(cluster, namespace, "180"))
     seen = wait_for_stderr(proc, INSTRUCTION, timeout=300)
     match = re.search(r"pod (\S+)/(\S+) on node (\S+)", seen)
@@ -59,10 +59,10 @@ def test_external_force_delete_passes_with_a_measured_stall(cluster, namespace) 
     phase = {p["phase"]: p for p in report["phases"]}["external"]
     assert phase["verdict"] == "pass", phase
     assert "writer-error" in phase["disruption_observed"], phase
-    assert "container-restarted" in phase["disruption_observed"], phase
-    assert "server-restarted" in phase["disruption_observed"], phase
+    assert "container-restarted" in phase["disruption_observed"], phase["note"]
+    assert "server-restarted" in phase["disruption_observed"], phase["note"]
     assert phase["stall"]["seconds"] > 0, phase
-    assert phase["stall"]["started_at"], phase
+    assert phase["stall"]["started_at"], phase["stall"]
     commits = phase["commits"]
     assert commits["acknowledged_lost"] == 0
     assert commits["acknowledged"] >= 4  # at least one before, three after the recovery

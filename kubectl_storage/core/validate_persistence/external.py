@@ -62,12 +62,12 @@ class Stall:
     after_seq: int
     resumed_seq: int
 
-    def to_dict(self, phase_started_utc: str | None = None) -> dict[str, Any]:
-        """JSON shape (stable key order)."""
+    def to_dict(self, started_utc: str | None = None) -> dict[str, Any]:
+        """JSON shape (stable key order); ``started_utc``: when the stall began, in UTC."""
         return {
             "seconds": round(self.seconds, 2),
             "started_at_s": round(self.started_at_s, 2),
-            "started_at": phase_started_utc,
+            "started_at": started_utc,
             "after_seq": self.after_seq,
             "resumed_seq": self.resumed_seq,
         }

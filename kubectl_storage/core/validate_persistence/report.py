@@ -4,6 +4,7 @@ whole check (:attr:`PersistenceReport.outcome`). Standard library only."""
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,6 +86,15 @@ class PhaseResult:
         intact = self.comparison is not None and self.comparison.intact
         return not (self.cannot_follow and intact)
 
+    def _stall_started_utc(self) -> str | None:
+        """When the stall started, in UTC (the phase's start plus the stall's offset)."""
+        if self.stall is None or self.started_at is None:
+            return None
+        at = datetime.datetime.fromisoformat(self.started_at)
+        return (at + datetime.timedelta(seconds=self.stall.started_at_s)).isoformat(
+            timespec="seconds"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """JSON shape (stable key order)."""
         out: dict[str, Any] = {"phase": self.phase, "verdict": self.verdict.value}
@@ -126,7 +136,7 @@ class PhaseResult:
         out["data_cannot_follow"] = self.cannot_follow
         out["attach_required"] = self.attach_required
         out["started_at"] = self.started_at
-        out["stall"] = self.stall.to_dict() if self.stall else None
+        out["stall"] = self.stall.to_dict(self._stall_started_utc()) if self.stall else None
         out["disruption_observed"] = list(self.observed) if self.observed is not None else None
         return out
 

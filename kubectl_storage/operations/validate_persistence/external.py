@@ -63,6 +63,10 @@ def _attempt(pod: MysqlPod, seq: int, first_id: int, started: float) -> Attempt:
     return Attempt(seq, time.monotonic() - started, ok, error)
 
 
+def _seconds(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.0f}s"
+
+
 def _uptime(pod: MysqlPod) -> float | None:
     try:
         result = pod.sql(UPTIME_SQL, timeout_s=ATTEMPT_TIMEOUT_S)
@@ -141,9 +145,14 @@ def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
                 after = 0
                 time.sleep(RETRY_PAUSE_S)
     uptime_after = _uptime(pod)
+    final = pod.get_pod() or {}
+    final_restarts = _restarts(final)
+    restarted = restarted or (
+        restarts is not None and final_restarts is not None and final_restarts > restarts
+    )
     observed = observed_disruption(
         attempts,
-        pod_recreated=recreated or uid_of(pod.get_pod() or {}) != uid,
+        pod_recreated=recreated or uid_of(final) != uid,
         container_restarted=restarted,
         uptime_before_s=uptime_before,
         uptime_after_s=uptime_after,
@@ -163,7 +172,8 @@ def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
     note = (
         f"external disruption (what was done is not known to the tool); observed: "
         f"{', '.join(observed) or 'nothing'}; {failed} failed attempts, "
-        f"{uncertain_present} of them committed after all (allowed)"
+        f"{uncertain_present} of them committed after all (allowed); server Uptime "
+        f"{_seconds(uptime_before)} before, {_seconds(uptime_after)} after"
     )
     if stall is not None:
         note += f"; longest stall {stall.seconds:.1f}s from +{stall.started_at_s:.1f}s"

@@ -9,6 +9,7 @@ output of ``SHOW GLOBAL STATUS LIKE 'Uptime'`` (`mysql -N -B`: name TAB value).
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -155,6 +156,8 @@ def test_every_ack_back_after_a_restart_passes_and_says_so() -> None:
     assert EXTERNAL_RESTART_TESTED in report.tested
     assert "external disruption (what was done is not known to the tool)" in report.tested
     assert report.to_dict()["tested"] == report.tested
+    document = replace(phase, started_at="2026-12-03T07:00:00+00:00").to_dict()
+    assert document["stall"]["started_at"] == "2026-12-03T07:00:01+00:00"  # +1.0 s
     document = report.to_dict()["phases"][0]
     assert document["stall"]["seconds"] == 7.5
     assert document["stall"]["after_seq"] == 5
