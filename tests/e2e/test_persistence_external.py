@@ -65,7 +65,7 @@ def test_external_server_kill_passes_with_a_measured_stall(cluster, namespace) -
     assert phase["stall"]["started_at"], phase["stall"]
     commits = phase["commits"]
     assert commits["acknowledged_lost"] == 0
-    assert commits["acknowledged"] >= 4  # at least one before, three after the recovery
+    assert commits["acknowledged"] >= 3  # three after the recovery (the kill may come first)
     assert "an external disruption restarted the database" in report["tested"], report
     assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
 
