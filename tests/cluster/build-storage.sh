@@ -13,6 +13,7 @@ PROVISIONER_VERSION=${PROVISIONER_VERSION:-v5.3.0}
 SNAPSHOTTER_VERSION=${SNAPSHOTTER_VERSION:-v8.4.0}
 LOCALPATH_VERSION=${LOCALPATH_VERSION:-v0.0.30}
 RESIZER_VERSION=${RESIZER_VERSION:-v2.2.0}
+GOFUSE_VERSION=${GOFUSE_VERSION:-v2.12.1} # the LazyFS medium's FUSE library (csi/tk8s-hostpath/lazydaemon.go)
 export GOTOOLCHAIN=local CGO_ENABLED=0
 mkdir -p "$CACHE/src"
 
@@ -76,7 +77,7 @@ if [ ! -x "$out/local-path-provisioner" ]; then
 fi
 
 # 4) the harness's own CSI hostpath driver and kubelet plugin registrar
-key=$(cat "$HERE"/csi/*/*.go | sha256sum | cut -c1-12)
+key=$( (cat "$HERE"/csi/*/*.go; echo "go-fuse $GOFUSE_VERSION") | sha256sum | cut -c1-12)
 out="$CACHE/tk8s-csi-$KV-$key"
 if [ ! -x "$out/tk8s-hostpath" ] || [ ! -x "$out/tk8s-registrar" ]; then
   W="$CACHE/k8s-$KV"
@@ -86,7 +87,8 @@ if [ ! -x "$out/tk8s-hostpath" ] || [ ! -x "$out/tk8s-registrar" ]; then
   cp "$W/go.mod" "$W/go.sum" "$b/"
   cp -r "$HERE/csi/." "$b/"
   mkdir -p "$out"
-  ( cd "$b" && for cmd in tk8s-hostpath tk8s-registrar; do
+  ( cd "$b" && GOFLAGS= go mod edit -require="github.com/hanwen/go-fuse/v2@$GOFUSE_VERSION" &&
+    for cmd in tk8s-hostpath tk8s-registrar; do
       GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w" -o "$out/$cmd.tmp" "./$cmd" &&
       mv "$out/$cmd.tmp" "$out/$cmd"
     done )

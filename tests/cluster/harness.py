@@ -38,6 +38,7 @@ PROVISIONER_VERSION = os.environ.get("PROVISIONER_VERSION", "v5.3.0")
 SNAPSHOTTER_VERSION = os.environ.get("SNAPSHOTTER_VERSION", "v8.4.0")
 LOCALPATH_VERSION = os.environ.get("LOCALPATH_VERSION", "v0.0.30")
 RESIZER_VERSION = os.environ.get("RESIZER_VERSION", "v2.2.0")
+GOFUSE_VERSION = os.environ.get("GOFUSE_VERSION", "v2.12.1")  # LazyFS medium (build-storage.sh)
 
 CACHE = Path(os.environ.get("TESTCLUSTER_CACHE", "/var/cache/kubectl-storage-testcluster"))
 STATE = Path(os.environ.get("TESTCLUSTER_STATE", "/var/lib/kubectl-storage-testcluster"))
@@ -533,8 +534,10 @@ def storage_bins() -> dict[str, Path]:
 
     key = hashlib.sha256(
         b"".join(p.read_bytes() for p in sorted((HERE / "csi").glob("*/*.go")))
+        + f"go-fuse {GOFUSE_VERSION}\n".encode()
     ).hexdigest()[:12]
     # the shell script hashes `cat csi/*/*.go` in glob order, which is the same sorted order
+    # (file names chosen so in every locale), then `echo "go-fuse $GOFUSE_VERSION"`
     tk8s = CACHE / f"tk8s-csi-{KUBE_VERSION}-{key}"
     snap = CACHE / f"external-snapshotter-{SNAPSHOTTER_VERSION}"
     return {

@@ -64,6 +64,10 @@ type volumeMeta struct {
 	Memory bool `json:"memory,omitempty"`
 	// SnapshotMode is the class parameter tk8s.io/snapshot-mode ("" = atomic; snapmodes.go).
 	SnapshotMode string `json:"snapshotMode,omitempty"`
+	// LazyFS: published under a LazyFS daemon (tk8s.io/medium: LazyFS, lazymedium.go);
+	// IgnoreFsync: its fsync persists nothing (tk8s.io/fsync: ignore).
+	LazyFS      bool `json:"lazyfs,omitempty"`
+	IgnoreFsync bool `json:"ignoreFsync,omitempty"`
 }
 
 // A StorageClass parameter that keeps each Filesystem volume in memory: its directory lives
@@ -354,15 +358,8 @@ func (d *driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		return nil, err
 	}
 	meta = volumeMeta{ID: id, CapacityBytes: capacity, Block: block, SnapshotMode: mode}
-	if medium := req.GetParameters()[mediumParam]; medium != "" {
-		if medium != mediumMemory || block {
-			return nil, status.Errorf(codes.InvalidArgument, "%s: only %q, for Filesystem volumes", mediumParam, mediumMemory)
-		}
-		var fs syscall.Statfs_t
-		if err := syscall.Statfs(filepath.Join(d.stateDir, "memory"), &fs); err != nil || fs.Type != tmpfsMagic {
-			return nil, status.Errorf(codes.FailedPrecondition, "%s is not a tmpfs: memory volumes need one", filepath.Join(d.stateDir, "memory"))
-		}
-		meta.Memory = true
+	if err := d.mediumParams(req.GetParameters(), block, &meta); err != nil {
+		return nil, err
 	}
 	if req.GetParameters()[nodeLocalParam] == "true" {
 		node, err := d.nodeLocalPlacement(req)
@@ -864,6 +861,9 @@ func (d *driver) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolu
 	if isMountPoint(target) {
 		return &csi.NodePublishVolumeResponse{}, nil
 	}
+	if m.LazyFS {
+		return d.publishLazy(&m, src, target, req.GetReadonly())
+	}
 	if err := syscall.Mount(src, target, "", syscall.MS_BIND, ""); err != nil {
 		return nil, status.Errorf(codes.Internal, "bind mount %s on %s: %v", src, target, err)
 	}
@@ -936,6 +936,9 @@ func (d *driver) NodeUnpublishVolume(ctx context.Context, req *csi.NodeUnpublish
 		}
 	}
 	defer unlock()
+	if err := d.unpublishLazy(target); err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
 	for isMountPoint(target) {
 		if err := syscall.Unmount(target, 0); err != nil {
 			return nil, status.Errorf(codes.Internal, "unmount %s: %v", target, err)
@@ -999,6 +1002,9 @@ func logCalls(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.U
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "lazyfs" { // the LazyFS daemon (lazydaemon.go), its own process
+		os.Exit(lazyfsMain(os.Args[2:]))
+	}
 	endpoint := flag.String("endpoint", "unix:///var/lib/kubelet/plugins/csi-hostpath/csi.sock", "CSI endpoint")
 	name := flag.String("drivername", "hostpath.csi.k8s.io", "CSI driver name")
 	nodeID := flag.String("nodeid", "", "node id")

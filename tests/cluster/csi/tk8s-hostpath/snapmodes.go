@@ -76,6 +76,7 @@ const (
 // the test that made the class instead of giving an honest volume silently.
 var knownParams = map[string]bool{
 	mediumParam:        true,
+	fsyncParam:         true,
 	snapshotModeParam:  true,
 	nodeLocalParam:     true,
 	nodeLocalNodeParam: true,
@@ -92,8 +93,8 @@ func checkParams(params map[string]string) (string, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return "", status.Errorf(codes.InvalidArgument, "unknown class parameter(s) %s (known: %s, %s, %s, %s)",
-			strings.Join(unknown, ", "), mediumParam, snapshotModeParam, nodeLocalParam, nodeLocalNodeParam)
+		return "", status.Errorf(codes.InvalidArgument, "unknown class parameter(s) %s (known: %s, %s, %s, %s, %s)",
+			strings.Join(unknown, ", "), mediumParam, fsyncParam, snapshotModeParam, nodeLocalParam, nodeLocalNodeParam)
 	}
 	v, ok := params[snapshotModeParam]
 	if !ok {
