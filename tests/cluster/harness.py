@@ -32,6 +32,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import images  # noqa: E402
+import lazyfs  # noqa: E402
 
 KUBE_VERSION = os.environ.get("KUBE_VERSION", "v1.34.12")
 PROVISIONER_VERSION = os.environ.get("PROVISIONER_VERSION", "v5.3.0")
@@ -1735,6 +1736,8 @@ def remove_cgroup(path: str) -> None:
 def down(args) -> int:
     ensure_root()
     nodes = nodes_of(recorded_nodes())
+    # LazyFS daemons first: SIGTERM writes their dirty data back, then they unmount
+    lazyfs.stop_all(CSI_STATE, log)
     for node in reversed(nodes[1:]):
         stop_node(node, purge=args.purge)
     for name in reversed(ALL_NAMES[ALL_NAMES.index("tk8s-hostpath") :]):
@@ -1753,6 +1756,8 @@ def down(args) -> int:
                 subprocess.run([*ctr, "images", "rm", *refs], capture_output=True)
             for m in (CACHE / "images").glob("*.imported"):
                 m.unlink()
+    # any LazyFS daemon a plugin started meanwhile, and FUSE mounts left without a record
+    lazyfs.stop_all(CSI_STATE, log)
     # pod volume mounts, container rootfs and network namespaces
     unmount_all(str(KUBELET_ROOT) + "/", "/run/containerd/io.containerd.", "/run/netns/cni-")
     # block volumes: the kubelet's loop devices and the driver's (nothing is published now)
@@ -1812,6 +1817,45 @@ def node_cmd(args) -> int:
         interval=1,
     )
     log(f"node {node.name} Ready")
+    return 0
+
+
+def power_off(args) -> int:
+    """`power-off NODE`: the node loses power, for the volumes that can tell (tk8s.io/medium:
+    LazyFS): its kubelet stops (so it restarts nothing meanwhile), every container of the node
+    is SIGKILLed, the cache of every LazyFS mount published on the node is dropped (what was
+    not fsynced is lost), then the kubelet starts again and the node comes back Ready."""
+    ensure_root()
+    node = node_by_name(args.name)
+    if node.index > recorded_nodes():
+        raise HarnessError(f"{node.name} is not part of the running cluster")
+    kl = kubelet_component(node)
+    stop(kl.name)
+    if running("containerd" + node.suffix):
+        kill_containers(node)
+    recs = lazyfs.records(CSI_STATE, node.name)
+    for rec in recs:
+        try:
+            answer = lazyfs.control(rec, "clear-cache").strip()
+        except OSError as e:
+            answer = f"no answer from its daemon (pid {rec.get('pid')}): {e}"
+        lines = answer.splitlines() or ["(nothing)"]
+        print(f"{node.name}: LazyFS volume {rec['volume']} at {rec['target']}: {lines[0]}")
+        for line in lines[1:]:
+            print(f"  {line}")
+    if not recs:
+        print(f"{node.name}: no LazyFS mount published here: nothing dropped")
+    sys.stdout.flush()
+    start(kl)
+    wait_for(
+        f"node {node.name} Ready",
+        lambda: node_ready(node.name),
+        180,
+        kl.logfile,
+        kl.name,
+        interval=1,
+    )
+    log(f"node {node.name} powered on again and Ready")
     return 0
 
 
@@ -1960,6 +2004,12 @@ def main(argv=None) -> int:
     nd = sub.add_parser("node", help="stop or start one node's kubelet (tests of NotReady nodes)")
     nd.add_argument("action", choices=["stop", "start"])
     nd.add_argument("name", help=f"node name ({NODE}, {NODE}-2, ...)")
+    po = sub.add_parser(
+        "power-off",
+        help="a node loses power: SIGKILL its containers, drop the unsynced data of its LazyFS "
+        "mounts, start its kubelet again and wait until it is Ready",
+    )
+    po.add_argument("name", help=f"node name ({NODE}, {NODE}-2, ...)")
     args = p.parse_args(argv)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `status | head` should not trace back
     try:
@@ -1975,7 +2025,9 @@ def main(argv=None) -> int:
             except BlockingIOError:
                 log("another up/down is running; waiting for it")
                 fcntl.flock(lock, fcntl.LOCK_EX)
-            return {"up": up, "down": down, "node": node_cmd}[args.cmd](args)
+            return {"up": up, "down": down, "node": node_cmd, "power-off": power_off}[args.cmd](
+                args
+            )
     except HarnessError as e:
         print(f"[tk8s] ERROR: {e}", file=sys.stderr)
         return 1
