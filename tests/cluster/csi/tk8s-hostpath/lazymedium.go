@@ -156,6 +156,22 @@ func (d *driver) unpublishLazy(target string) error {
 	return os.RemoveAll(dir)
 }
 
+// lazyStillPublished refuses to delete a volume that a live LazyFS daemon still serves on any
+// node (the pod object can be gone before the kubelet's NodeUnpublishVolume): its daemon
+// resolves names under the volume's directory, so deleting it would make the mount answer
+// ENOENT for its own root, and the kubelet could then not clean its subPath mounts and never
+// unpublish. The provisioner retries DeleteVolume until the unpublish is done.
+func (d *driver) lazyStillPublished(id string) error {
+	recs, _ := filepath.Glob(filepath.Join(d.stateDir, "lazyfs", "*", "*", "mount.json"))
+	for _, f := range recs {
+		var rec lazyRecord
+		if readJSON(f, &rec) == nil && rec.Volume == id && lazyDaemonAlive(rec.PID) {
+			return status.Errorf(codes.FailedPrecondition, "volume %s is still published under LazyFS on node %s (daemon pid %d); retry after NodeUnpublishVolume", id, rec.Node, rec.PID)
+		}
+	}
+	return nil
+}
+
 // lazyDaemonAlive: pid is a live (not zombie) LazyFS daemon of this binary.
 func lazyDaemonAlive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))

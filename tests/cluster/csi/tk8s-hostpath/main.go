@@ -514,6 +514,9 @@ func (d *driver) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	if err := d.lazyStillPublished(id); err != nil {
+		return nil, err
+	}
 	if err := removeTree(d.volDir(id)); err != nil {
 		return nil, status.Error(codes.Internal, err.Error())
 	}
