@@ -142,6 +142,8 @@ def write_check_table(report: SnapshotCheckReport, out: TextIO, wide: bool = Fal
     if report.problems:
         out.write("\nProblems:\n")
         out.writelines(f"  {p}\n" for p in report.problems)
+    elif report.outcome.verdict.value != "pass":
+        out.write(f"\n{report.outcome.verdict.value}: " + ", ".join(report.outcome.reasons) + "\n")
     else:
         out.write("The restore holds exactly the snapshot-time content and none of the change.\n")
 
@@ -165,7 +167,7 @@ def write_listing_table(report: SnapshotListing, out: TextIO, wide: bool = False
 def _write_freeze(result: FreezeResult, out: TextIO) -> None:
     """How long the source was frozen, or why it was not."""
     if not result.frozen:
-        out.write(f"\nNot frozen: {result.reason}; the cut is crash-consistent.\n")
+        out.write(f"\nNot frozen: {result.reason}.\n")
         return
     seconds = result.frozen_seconds
     line = f"\nFrozen for {seconds:.1f}s" if seconds is not None else "\nFrozen"
@@ -181,25 +183,36 @@ def _write_freeze(result: FreezeResult, out: TextIO) -> None:
 
 
 def _write_under_load(result: UnderLoadResult, out: TextIO) -> None:
-    """What the writer acknowledged around the cut, and what the restored log holds."""
-    before = result.acknowledged_before_snapshot
+    """What the writer acknowledged around the cut, what the restored logs hold, and the
+    verdict of the cut (crash-consistent only when UnderLoadResult.crash_consistent says so)."""
     out.write(
         f"\nUnder load: the writer acknowledged {result.records_acknowledged} records "
-        f"({result.log.record_size} bytes each, fsync each), {result.written_during_cut} of them "
-        f"while the snapshot was cut ({result.request_to_ready_s:.1f}s from request to "
-        "readyToUse).\n"
+        f"({result.record_size} bytes each, fsync each, alternating over "
+        f"{len(result.logs)} files), {result.acknowledged_at_request} before the request, "
+        f"{result.written_during_cut} while the snapshot was cut "
+        f"({result.request_to_ready_s:.1f}s from request to readyToUse), "
+        f"{result.written_after_ready} after readyToUse.\n"
     )
+    prefixes = " + ".join(str(k) for k in result.cut.clean_prefixes)
     out.write(
-        f"  restored log: a clean prefix of {result.log.clean_prefix} records"
+        f"  restored logs: clean prefixes of {prefixes} records; "
+        f"{result.cut.required} required ({result.cut.lower_bound})"
         + (
-            f"; {before} were acknowledged before the snapshot's creationTime "
-            f"({result.creation_time})"
-            if before is not None
-            else "; the snapshot gave no creationTime, so none can be counted lost"
+            f"; creationTime {result.creation_time}"
+            if result.creation_time
+            else "; the snapshot gave no creationTime"
         )
         + "\n"
     )
-    out.writelines(f"  {note}\n" for note in result.log.notes)
+    for log in result.logs:
+        out.writelines(f"  {note}\n" for note in log.notes)
+    verdict = result.outcome.verdict.value
+    if result.crash_consistent:
+        out.write(f"  cut: {verdict}, one instant across both files: crash-consistent\n")
+    else:
+        out.write(f"  cut: {verdict}\n")
+    out.writelines(f"  warning: {w}\n" for w in result.cut.warnings)
+    out.writelines(f"  inconclusive: {w}\n" for w in result.cut.inconclusive)
 
 
 def _count(n: int, one: str, many: str) -> str:

@@ -1,6 +1,10 @@
 """`snapshot check --under-load` on the real cluster: the snapshot is cut while the log writer
-appends fsynced records; the restore must hold a clean prefix with every record acknowledged
-before the snapshot. The broken case breaks the restored volume for real: the run is paused
+appends fsynced records alternately to two files in two directories; the restore must hold one
+instant across them (judge_cut), with every record acknowledged before the request and none from
+after readyToUse. csi-hostpath-sc cuts atomically (btrfs) and passes as crash-consistent; a class
+with `tk8s.io/snapshot-mode: copy` copies file by file with a second's pause after each
+(tests/cluster/README.md) and must fail as not point-in-time. The torn case breaks the restored
+volume for real: the run is paused
 (SIGSTOP) once the restored claim and its reader exist, the restored log is cut short in the driver's own
 directory on this machine, and the run continues to read it."""
 
@@ -16,7 +20,7 @@ from tests.conftest import finish_cli, start_cli, wait_for_stderr
 from tests.e2e.conftest import HOSTPATH_CLASS, SNAPSHOT_OBJECTS, managed
 
 CLASS = HOSTPATH_CLASS
-LOG_FILE = ".kubectl-storage-log/records.log"
+LOG_FILE = ".kubectl-storage-log/a/records.log"  # the writer's first file
 
 
 def _finish(proc) -> tuple[int, dict, str]:
@@ -32,16 +36,45 @@ def test_under_load_passes_and_reports_the_log(cluster, namespace) -> None:
 
     assert code == 0, stderr
     under_load = report["underLoad"]
+    print("atomic:", {k: v for k, v in under_load.items() if k != "files"})
+    assert (under_load["verdict"], under_load["reasons"]) == ("pass", [])
+    assert under_load["crashConsistent"] is True
+    assert under_load["pointInTime"] is True
     assert under_load["recordsAcknowledged"] >= 10
-    assert under_load["writtenDuringCut"] >= 1
-    # The cut is requested a second after the tenth acknowledgement (creationTime is to the
-    # second): at least those ten must be in the restore.
-    assert under_load["acknowledgedBeforeSnapshot"] >= 10
-    assert under_load["cleanPrefix"] >= under_load["acknowledgedBeforeSnapshot"]
-    # Records written after readyToUse are not in the restore.
-    assert under_load["cleanPrefix"] < under_load["recordsAcknowledged"]
+    # The count read before the request: at least the ten the writer waits for.
+    assert under_load["acknowledgedAtRequest"] >= 10
+    assert under_load["acknowledgedAtReady"] >= under_load["acknowledgedAtRequest"]
+    assert under_load["requiredRecords"] >= under_load["acknowledgedAtRequest"]
+    assert under_load["cleanPrefix"] >= under_load["requiredRecords"]
+    # The upper bound means something: records were written after readyToUse, none restored.
+    assert under_load["writtenAfterReady"] >= 3
+    assert under_load["cleanPrefix"] <= under_load["acknowledgedAtReady"] + 1
+    first, second = (f["cleanPrefix"] for f in under_load["files"])
+    assert first - 1 <= second <= first
     assert under_load["problems"] == []
     assert report["verdict"] == "pass"
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
+
+
+def test_a_file_by_file_copy_is_not_point_in_time(cluster, namespace, make_storage_class) -> None:
+    copy_class = make_storage_class("copy", parameters={"tk8s.io/snapshot-mode": "copy"})
+    proc = start_cli(
+        "snapshot", "check", "-s", copy_class, "--under-load", "-n", namespace, "-o", "json"
+    )
+    code, report, stderr = _finish(proc)
+
+    assert code == 1, stderr
+    under_load = report["underLoad"]
+    print("copy:", {k: v for k, v in under_load.items() if k != "files"})
+    assert under_load["verdict"] == "fail"
+    assert under_load["crashConsistent"] is False
+    assert under_load["pointInTime"] is False
+    # a/records.log copied first, b/records.log a second later: b holds more than a.
+    first, second = (f["cleanPrefix"] for f in under_load["files"])
+    assert second > first
+    assert any(p.startswith("not point-in-time") for p in under_load["problems"])
+    assert report["verdict"] == "fail"
+    assert "under-load" in report["reasons"]
     assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
@@ -73,15 +106,16 @@ def test_a_restored_log_cut_short_is_a_torn_record_and_a_failure(cluster, namesp
 
     assert code == 1, stderr
     under_load = report["underLoad"]
-    assert under_load["cleanPrefix"] == 2
-    assert under_load["tornRecord"] == {
+    assert under_load["files"][0]["cleanPrefix"] == 2
+    assert under_load["files"][0]["tornRecord"] == {
         "offset": 8192,
         "length": 1000,
         "seq": 3,
         "reason": "short write",
         "inFlight": True,
     }
-    assert any("lost acknowledged record 3 (offset 8192)" in p for p in under_load["problems"])
+    assert any(p.startswith("lost acknowledged record") for p in under_load["problems"])
+    assert under_load["crashConsistent"] is False
     assert report["verdict"] == "fail"
     assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 

@@ -98,7 +98,7 @@ def check_command(
             "--freeze",
             help="Freeze the source filesystem (fsfreeze) from just before the snapshot until "
             "it is cut: an application-consistent cut. Needs a namespace that allows "
-            "privileged pods; elsewhere the check runs crash-consistent and says why.",
+            "privileged pods; elsewhere the check runs without a freeze and says why.",
         ),
     ] = False,
 ) -> None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_storage.core.report.envelope import report_envelope
-from kubectl_storage.core.report.verdict import Outcome, judge
+from kubectl_storage.core.report.verdict import Outcome, Verdict, judge
 from kubectl_storage.core.snapshot.check_plan import FileVerdict
 from kubectl_storage.core.snapshot.freeze import FreezeResult
 from kubectl_storage.core.snapshot.restore_node import RestorePlacement
@@ -69,14 +69,23 @@ class SnapshotCheckReport:
         """fail when the restore did not hold the snapshot-time content (``file:<path>``), the
         restore node or the freeze went wrong (``restore-node``, ``freeze``), or the log written
         under load was not a clean cut (``under-load``); inconclusive when the writer's own plan
-        went wrong (``setup``), since then the restore was compared with nothing certain."""
+        went wrong (``setup``), since then the restore was compared with nothing certain, or the
+        log writer was not alive on both sides of the cut (``under-load``); warn when the cut
+        passed but its creationTime was stamped after it (``under-load``)."""
         fail = (
             ["restore-node"] if self.restore_placement and self.restore_placement.problems else []
         )
         fail += ["freeze"] if self.freeze and self.freeze.problems else []
         fail += [f"file:{f.path}" for f in self.files if f.problem]
         fail += ["under-load"] if self.under_load and self.under_load.problems else []
-        return judge(fail=fail, inconclusive=["setup"] if self.setup_problems else [])
+        load = self.under_load.outcome.verdict if self.under_load else None
+        inconclusive = ["setup"] if self.setup_problems else []
+        inconclusive += ["under-load"] if load is Verdict.INCONCLUSIVE else []
+        return judge(
+            fail=fail,
+            inconclusive=inconclusive,
+            warn=["under-load"] if load is Verdict.WARN else [],
+        )
 
     @property
     def total_seconds(self) -> float:

@@ -5,7 +5,7 @@ Freezing needs CAP_SYS_ADMIN, which no pod of the restricted or baseline Pod Sec
 have. So the writer stays restricted and a separate freezer pod, root with CAP_SYS_ADMIN only,
 mounts the same claim on the writer's node (a pod affinity to the writer) and freezes through
 its own mount: a freeze acts on the filesystem, whichever mount asks. Where the namespace does
-not allow that pod, the check runs crash-consistent and the report says why.
+not allow that pod, the check runs without a freeze and the report says why.
 
 A frozen filesystem stays frozen when the process that froze it dies; so the freeze starts a
 watchdog in the freezer pod that thaws after FREEZE_WATCHDOG_S, the run thaws as soon as the
@@ -192,8 +192,9 @@ class FreezeResult:
 
     @property
     def notes(self) -> list[str]:
-        """Why the check ran crash-consistent, when it did."""
-        return [] if self.frozen else [f"not frozen: {self.reason}; the cut is crash-consistent"]
+        """Why the check ran without a freeze, when it did (whether the cut was crash-consistent
+        is the under-load check's to say: UnderLoadResult.crash_consistent)."""
+        return [] if self.frozen else [f"not frozen: {self.reason}"]
 
     def with_log(self, acks: Sequence[Ack], torn_offset: int | None) -> FreezeResult:
         """The result judged against the writer's acknowledgements and the restored log."""

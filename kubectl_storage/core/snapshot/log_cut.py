@@ -1,9 +1,9 @@
 """Whether several restored logs show one instant: cross-file order, upper and lower bounds.
 
-Groundwork for issue 25 item 2; not yet wired into `snapshot check --under-load` (the writer
-still appends to one file). A writer that alternates records over ``n`` files writes global
-record ``g`` (from 1) as record ``(g - 1) // n + 1`` of file ``(g - 1) % n``. Rules, over the
-clean prefixes ``k_0 .. k_{n-1}`` of the restored files (:func:`.log_prefix.check_log`):
+Used by `snapshot check --under-load` (:mod:`.under_load`; issue 25 item 2). A writer that
+alternates records over ``n`` files writes global record ``g`` (from 1) as record
+``(g - 1) // n + 1`` of file ``(g - 1) % n``. Rules, over the clean prefixes
+``k_0 .. k_{n-1}`` of the restored files (:func:`.log_prefix.check_log`):
 
 * point-in-time: an image of one instant has ``k_0 >= k_1 >= ... >= k_{n-1} >= k_0 - 1``;
   anything else is a state no crash can leave → fail "not point-in-time";

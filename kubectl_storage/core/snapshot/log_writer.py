@@ -1,10 +1,14 @@
 """The writer of `snapshot check --under-load`: a shell loop that appends log records while the
-snapshot is cut, and what its acknowledgements say.
+snapshot is cut, alternating over two files in two directories, and what its acknowledgements say.
+
+Global record ``g`` (from 1) goes to file ``(g - 1) % 2`` as that file's record
+``(g - 1) // 2 + 1`` (the layout :mod:`.log_cut` judges): each file is a log of its own, and the
+two together show whether the snapshot is one instant across files and directories.
 
 The writer runs in the source pod (the toolbox image: bash and coreutils, no Python), so the
 record format of :mod:`kubectl_storage.core.snapshot.log_prefix` is built here in bash with
 ``printf``, ``sha256sum`` and ``dd``. Each record is appended with ``dd conv=fsync`` and only
-then acknowledged on stdout: ``ack SEQ TIMESTAMP_NS ACKED_NS`` (the timestamp inside the
+then acknowledged on stdout: ``ack SEQ TIMESTAMP_NS ACKED_NS`` (SEQ global; the timestamp inside the
 record, taken before the write, and the time the fsync had returned). An acknowledged record was
 on stable storage before ``ACKED_NS``, so every record acknowledged before the snapshot's
 ``creationTime`` must be in the restore (:func:`acknowledged_before`).
@@ -24,7 +28,8 @@ from kubectl_storage.core.snapshot.log_record import DEFAULT_RECORD_SIZE, MAGIC
 
 #: Where the log lives on the source volume; the checksum check leaves this directory out.
 LOG_DIR = ".kubectl-storage-log"
-LOG_FILE = f"{LOG_DIR}/records.log"
+#: The files the writer alternates over, in write order (global record g to file (g - 1) % 2).
+LOG_FILES = (f"{LOG_DIR}/a/records.log", f"{LOG_DIR}/b/records.log")
 #: Where the writer keeps its own files in the pod (an emptyDir): pid, acks, errors.
 STATE_DIR = "/tmp"
 
@@ -54,7 +59,8 @@ def writer_script(
     pause_s: float = 0.0,
     state_dir: str = STATE_DIR,
 ) -> str:
-    """A bash script appending records to ``mount``/LOG_FILE until killed, fsync each.
+    """A bash script appending records alternately to ``mount``/LOG_FILES until killed, fsync
+    each.
 
     It writes its pid to ``state_dir``/log-writer.pid first, then ``ack SEQ TS ACKED`` per
     record on stdout.
@@ -62,20 +68,24 @@ def writer_script(
     """
     payload_len = record_size - 28 - 32
     pid, _, _ = _paths(state_dir)
-    log = shlex.quote(f"{mount}/{LOG_FILE}")
+    logs = " ".join(shlex.quote(f"{mount}/{name}") for name in LOG_FILES)
+    dirs = " ".join(shlex.quote(f"{mount}/{name.rsplit('/', 1)[0]}") for name in LOG_FILES)
     magic = "".join(f"\\x{b:02x}" for b in MAGIC)
     return f"""set -eu
 echo $$ > {pid}
-mkdir -p {shlex.quote(f"{mount}/{LOG_DIR}")}
-: > {log}
+mkdir -p {dirs}
+logs=({logs})
+for log in "${{logs[@]}}"; do : > "$log"; done
 work=$(mktemp -d)
 # bytes from hex: printf with \\x escapes, two digits at a time
 unhex() {{ printf "$(printf '%s' "$1" | sed 's/../\\\\x&/g')"; }}
 seq=0
 while :; do
   seq=$((seq + 1))
+  log=${{logs[$(((seq - 1) % {len(LOG_FILES)}))]}}
+  fseq=$(((seq - 1) / {len(LOG_FILES)} + 1))
   ts=$(date +%s%N)
-  seqhex=$(printf '%016x' "$seq")
+  seqhex=$(printf '%016x' "$fseq")
   {{ printf '{magic}'; unhex "$seqhex"; unhex "$(printf '%016x%08x' "$ts" {record_size})"; }} \
     > "$work/rec"
   digest=$({{ printf 'kubectl-storage log '; unhex "$seqhex"; }} | sha256sum | cut -c1-64)
@@ -83,7 +93,7 @@ while :; do
   for _ in $(seq {payload_len // 32 + 1}); do cat "$work/d"; done \
     | head -c {payload_len} >> "$work/rec"
   unhex "$(sha256sum "$work/rec" | cut -c1-64)" >> "$work/rec"
-  dd if="$work/rec" of={log} bs={record_size} oflag=append conv=notrunc,fsync status=none
+  dd if="$work/rec" of="$log" bs={record_size} oflag=append conv=notrunc,fsync status=none
   echo "ack $seq $ts $(date +%s%N)"
   {f"sleep {pause_s}" if pause_s > 0 else ":"}
 done

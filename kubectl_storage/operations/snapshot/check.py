@@ -60,7 +60,8 @@ from kubectl_storage.operations.snapshot.restore_node import (
     restore_where,
 )
 from kubectl_storage.operations.snapshot.under_load import (
-    read_restored_log,
+    count_acks,
+    read_restored_logs,
     start_writer,
     stop_writer,
 )
@@ -118,7 +119,8 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
             )  # fmt: skip
     elif request.freeze:
         freeze = FreezeResult(frozen=False, reason=plan.freeze_refusal)
-        step(f"{label}: not freezing: {plan.freeze_refusal}; the cut is crash-consistent")
+        step(f"{label}: not freezing: {plan.freeze_refusal}")
+    at_request = count_acks(api, writer, ns, timeout) if request.under_load else 0
     requested_ns = time.time_ns()
     with timed(steps, "take snapshot"):
         step(f"{label}: taking VolumeSnapshot {snapshot_name} with class {plan.snapshot_class}")
@@ -129,10 +131,15 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
         snapshot = wait_snapshot_ready(api, snapshot_name, ns, timeout)
     ready_ns = time.time_ns()
     acks: tuple[Ack, ...] = ()
+    at_ready = 0
     if request.under_load:
+        at_ready = count_acks(api, writer, ns, timeout)
         with timed(steps, "stop log writer"):
             acks = stop_writer(api, writer, ns, timeout)
-            step(f"{label}: the writer acknowledged {len(acks)} records")
+            step(
+                f"{label}: the writer acknowledged {len(acks)} records ({at_request} before "
+                f"the request, {at_ready} at readyToUse)"
+            )
     with timed(steps, "change source"):
         step(f"{label}: changing the source after the snapshot")
         after_change = parse_checksums(
@@ -209,17 +216,19 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
         )
         under_load = None
         if request.under_load:
-            step(f"{label}: reading the restored log")
+            step(f"{label}: reading the restored logs")
             under_load = judge_under_load(
-                read_restored_log(api, reader, ns, timeout),
+                read_restored_logs(api, reader, ns, timeout),
                 acks,
                 creation_time=dig(snapshot, "status", "creationTime"),
                 requested_ns=requested_ns,
                 ready_ns=ready_ns,
+                acknowledged_at_request=at_request,
+                acknowledged_at_ready=at_ready,
             )
     freeze_result = freeze.result() if isinstance(freeze, Freeze) else freeze
     if freeze_result is not None:
-        torn = under_load.log.torn if under_load else None
+        torn = next((log.torn for log in under_load.logs if log.torn), None) if under_load else None
         freeze_result = freeze_result.with_log(acks, torn.offset if torn else None)
     report = report_of(
         files=tuple(compare_restore(at_snapshot, after_change, in_restore, scripts.sizes)),

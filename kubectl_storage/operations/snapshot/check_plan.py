@@ -289,7 +289,7 @@ class CheckPlan:
     identity: PodIdentity
     objects: CheckManifests
     provisioner: str = ""
-    #: --freeze asked for but not possible here: why (the run is then crash-consistent).
+    #: --freeze asked for but not possible here: why (the run then goes without one).
     freeze_refusal: str | None = None
 
     def manifests(self) -> list[JsonDict]:

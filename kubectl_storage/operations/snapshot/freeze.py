@@ -87,7 +87,7 @@ def start_freeze(
     outcome = exec_tool(api, name, freeze_command(), namespace, timeout_s)
     if outcome.exit_code != 0 or outcome.stdout.strip() != "frozen":
         why = freeze_failure(outcome.exit_code, outcome.stdout, outcome.stderr)
-        step(f"not freezing: {why}; the cut is crash-consistent")
+        step(f"not freezing: {why}")
         return FreezeResult(frozen=False, reason=why)
     frozen_ns = time.time_ns()
     holder: list[Freeze] = []

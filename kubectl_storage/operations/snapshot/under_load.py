@@ -1,5 +1,6 @@
 """`snapshot check --under-load` in the pods: start the log writer in the source pod before
-the snapshot is cut, stop it after readyToUse, and read the log back from the restore.
+the snapshot is cut, count its acknowledgements right before the request and right after
+readyToUse, stop it a while later, and read both logs back from the restore.
 The verdict is pure (core/snapshot/under_load.py)."""
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ import time
 
 from kubectl_storage.core.snapshot.check_plan import SOURCE_MOUNT
 from kubectl_storage.core.snapshot.log_writer import (
-    LOG_FILE,
+    LOG_FILES,
     Ack,
     count_command,
     parse_acks,
@@ -22,7 +23,9 @@ from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.podstream import exec_to_sink
 from kubectl_storage.operations.snapshot.common import run_tool
 
-#: How long the writer keeps writing after readyToUse: records the restore must not hold.
+#: How long the writer keeps writing after readyToUse: records the restore must not hold (the
+#: upper bound). Measured on the test cluster (csi-hostpath-sc, docs/commands/snapshot.md): a
+#: second gives about ten records after readyToUse, each of which a late cut would show.
 WRITES_AFTER_READY_S = 1.0
 #: Records the writer must have acknowledged before the snapshot is requested.
 RECORDS_BEFORE_CUT = 10
@@ -37,25 +40,36 @@ def start_writer(api: KubeApi, pod: str, namespace: str, timeout_s: float) -> No
     )
     deadline = time.monotonic() + timeout_s
     while True:
-        counted = run_tool(api, pod, count_command(), namespace, timeout_s, "the log writer")
-        if int(counted.strip() or 0) >= RECORDS_BEFORE_CUT:
+        counted = count_acks(api, pod, namespace, timeout_s)
+        if counted >= RECORDS_BEFORE_CUT:
             # creationTime is given to the second: a cut requested a second after the tenth
             # acknowledgement has a creationTime that counts those ten as before it.
             time.sleep(SECOND_OF_CREATION_TIME)
             return
         if time.monotonic() > deadline:
             raise ClusterError(
-                f"the log writer in pod {pod} acknowledged {counted.strip()} records in "
-                f"{timeout_s:.0f}s",
+                f"the log writer in pod {pod} acknowledged {counted} records in {timeout_s:.0f}s",
                 "Run with --keep and read /tmp/log-writer.err in the pod.",
             )
         time.sleep(0.3)
 
 
-def read_restored_log(api: KubeApi, pod: str, namespace: str, timeout_s: float) -> bytes:
-    """The restored log file's bytes (empty when the restore has no log)."""
+def count_acks(api: KubeApi, pod: str, namespace: str, timeout_s: float) -> int:
+    """How many records the writer has acknowledged so far (its global count)."""
+    counted = run_tool(api, pod, count_command(), namespace, timeout_s, "the log writer")
+    return int(counted.strip() or 0)
+
+
+def read_restored_logs(
+    api: KubeApi, pod: str, namespace: str, timeout_s: float
+) -> tuple[bytes, ...]:
+    """The restored log files' bytes, in write order (empty for a file the restore lacks)."""
+    return tuple(_read_restored(api, pod, namespace, timeout_s, name) for name in LOG_FILES)
+
+
+def _read_restored(api: KubeApi, pod: str, namespace: str, timeout_s: float, name: str) -> bytes:
     chunks: list[bytes] = []
-    path = f"{SNAPSHOT_MOUNT}/{LOG_FILE}"
+    path = f"{SNAPSHOT_MOUNT}/{name}"
     outcome = exec_to_sink(
         api,
         pod,

@@ -126,8 +126,6 @@ def test_a_snapshot_not_cut_while_frozen_fails() -> None:
 def test_no_freeze_is_a_note_not_a_failure() -> None:
     none = FreezeResult(frozen=False, reason="the namespace enforces restricted")
     assert none.problems == []
-    assert none.notes == [
-        "not frozen: the namespace enforces restricted; the cut is crash-consistent"
-    ]
+    assert none.notes == ["not frozen: the namespace enforces restricted"]
     assert none.with_log([Ack(1, 0, 101 * S)], torn_offset=0) == none
     assert none.to_dict()["cutWhileFrozen"] is None

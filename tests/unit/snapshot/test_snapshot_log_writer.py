@@ -1,5 +1,6 @@
 """The --under-load writer, run by the local bash the way the source pod runs it: its records are
-the ones log_prefix defines, byte for byte, and its acknowledgements say what must survive."""
+the ones log_prefix defines, byte for byte, alternating over two files the way log_cut reads
+them, and its acknowledgements say what must survive."""
 
 from __future__ import annotations
 
@@ -9,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from kubectl_storage.core.snapshot.log_cut import in_file
 from kubectl_storage.core.snapshot.log_prefix import check_log
 from kubectl_storage.core.snapshot.log_record import encode_record
 from kubectl_storage.core.snapshot.log_writer import (
-    LOG_FILE,
+    LOG_FILES,
     Ack,
     acknowledged_before,
     count_command,
@@ -24,7 +26,7 @@ from kubectl_storage.core.snapshot.log_writer import (
 )
 
 
-def _run_writer(tmp_path: Path, records: int) -> tuple[bytes, tuple[Ack, ...], str]:
+def _run_writer(tmp_path: Path, records: int) -> tuple[list[bytes], tuple[Ack, ...], str]:
     """Run the writer until it has acknowledged ``records`` records (each is fsynced, which on
     a loaded machine took up to half a second here: a count, not a time, ends the run)."""
     mount, state = tmp_path / "volume", tmp_path / "state"
@@ -43,29 +45,34 @@ def _run_writer(tmp_path: Path, records: int) -> tuple[bytes, tuple[Ack, ...], s
     stopped = subprocess.run(
         stop_command(state_dir=str(state)), capture_output=True, text=True, check=True
     )
-    return (mount / LOG_FILE).read_bytes(), parse_acks(stopped.stdout), stopped.stderr
+    logs = [(mount / name).read_bytes() for name in LOG_FILES]
+    return logs, parse_acks(stopped.stdout), stopped.stderr
 
 
 def test_the_writer_appends_the_records_log_prefix_defines(tmp_path: Path) -> None:
-    data, acks, errors = _run_writer(tmp_path, 3)
+    logs, acks, errors = _run_writer(tmp_path, 5)
 
-    assert len(acks) >= 3, errors
-    assert [a.seq for a in acks] == list(range(1, len(acks) + 1))
+    assert len(acks) >= 5, errors
+    assert [a.seq for a in acks] == list(range(1, len(acks) + 1))  # one global seq
     for ack in acks:
-        offset = (ack.seq - 1) * 4096
-        assert data[offset : offset + 4096] == encode_record(ack.seq, ack.timestamp_ns)
+        # Global record g is record (g - 1) // 2 + 1 of file (g - 1) % 2.
+        data, file_seq = logs[(ack.seq - 1) % 2], (ack.seq - 1) // 2 + 1
+        offset = (file_seq - 1) * 4096
+        assert data[offset : offset + 4096] == encode_record(file_seq, ack.timestamp_ns)
         assert ack.acked_ns >= ack.timestamp_ns
-    verdict = check_log(data, acknowledged_before_snapshot=len(acks))
-    assert verdict.ok, verdict.problems
-    assert verdict.clean_prefix >= len(acks)
+    for index, data in enumerate(logs):
+        verdict = check_log(data, acknowledged_before_snapshot=in_file(len(acks), 2, index))
+        assert verdict.ok, verdict.problems
+        assert verdict.clean_prefix >= in_file(len(acks), 2, index)
 
 
 def test_the_writer_stops_when_told(tmp_path: Path) -> None:
-    data, acks, _ = _run_writer(tmp_path, 1)
+    logs, acks, _ = _run_writer(tmp_path, 1)
     time.sleep(0.5)
 
-    assert (tmp_path / "volume" / LOG_FILE).read_bytes() == data
-    assert len(data) // 4096 in (len(acks), len(acks) + 1)  # at most the record in flight
+    assert [(tmp_path / "volume" / name).read_bytes() for name in LOG_FILES] == logs
+    written = sum(len(data) // 4096 for data in logs)
+    assert written in (len(acks), len(acks) + 1)  # at most the record in flight
 
 
 def test_acknowledged_before_counts_the_fsync_not_the_write() -> None:
