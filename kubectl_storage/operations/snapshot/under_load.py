@@ -25,7 +25,7 @@ from kubectl_storage.operations.snapshot.common import run_tool
 
 #: How long the writer keeps writing after readyToUse: records the restore must not hold (the
 #: upper bound). Measured on the test cluster (csi-hostpath-sc, docs/commands/snapshot.md): a
-#: second gives about ten records after readyToUse, each of which a late cut would show.
+#: second gave 6 and 7 records after readyToUse, each of which a cut taken late would show.
 WRITES_AFTER_READY_S = 1.0
 #: Records the writer must have acknowledged before the snapshot is requested.
 RECORDS_BEFORE_CUT = 10
