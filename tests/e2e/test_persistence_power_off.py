@@ -1,0 +1,104 @@
+"""`validate-persistence --disruptions external` with the harness's `power-off NODE` as the
+user's disruption, on LazyFS classes (issue 26: durability proven by losing power).
+
+The same durable MariaDB passes on a LazyFS class (every commit it acknowledged was fsynced, and
+a power cut drops only what was not) and fails on a class whose fsync is ignored (a cache that
+lies: acknowledged commits are gone after the cut). The class pins its volumes to the last node
+(`tk8s.io/node-local-node`), so the database runs there and `power-off` hits that node only; it
+never crashes anything: the host nodes' power-off is the harness's simulation (kubelet stopped,
+containers SIGKILLed, the node's LazyFS caches dropped, kubelet started again).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import finish_cli, start_cli, wait_for_stderr
+from tests.e2e.conftest import PERSISTENCE_OBJECTS, managed
+
+CLUSTER_DIR = Path(__file__).resolve().parents[1] / "cluster"
+INSTRUCTION = "DO THE DISRUPTION NOW"
+
+
+def _power_off_run(
+    cluster, namespace: str, cls: str, node: str, timeout: str = "240"
+) -> tuple[dict, str, str]:
+    proc = start_cli(
+        "validate-persistence",
+        "--image",
+        cluster.mariadb_image,
+        "--timeout",
+        timeout,
+        "-n",
+        namespace,
+        "-s",
+        cls,
+        "--rows",
+        "20",
+        "--no-fsync-probe",
+        "--disruptions",
+        "external",
+        "-o",
+        "json",
+    )
+    seen = wait_for_stderr(proc, INSTRUCTION, timeout=300)
+    match = re.search(r"on node ([a-z0-9.-]+)", seen)
+    assert match, seen
+    assert match[1] == node, seen
+    r = subprocess.run(
+        [sys.executable, str(CLUSTER_DIR / "harness.py"), "power-off", node],
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    assert r.returncode == 0, f"power-off {node} failed:\n{r.stdout}\n{r.stderr}"
+    out, err = finish_cli(proc, 500)
+    assert "Traceback" not in err, err
+    assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
+    return json.loads(out), seen + err, r.stdout + r.stderr
+
+
+def _lazyfs_class(make_storage_class, suffix: str, node: str, **extra: str) -> str:
+    return make_storage_class(
+        suffix,
+        parameters={
+            "tk8s.io/medium": "LazyFS",
+            "tk8s.io/node-local": "true",
+            "tk8s.io/node-local-node": node,
+            **extra,
+        },
+    )
+
+
+def test_a_durable_server_survives_a_power_cut_on_lazyfs(
+    cluster, namespace, make_storage_class
+) -> None:
+    node = cluster.nodes[-1]
+    cls = _lazyfs_class(make_storage_class, "lazy-pass", node)
+    report, err, printed = _power_off_run(cluster, namespace, cls, node)
+    assert "dropped" in printed, printed
+    assert report["verdict"] == "pass", (report, err, printed)
+    phase = {p["phase"]: p for p in report["phases"]}["external"]
+    assert phase["commits"]["acknowledged_lost"] == 0, phase
+    assert "container-restarted" in phase["disruption_observed"], phase
+
+
+def test_a_cache_that_lies_never_passes_a_power_cut(cluster, namespace, make_storage_class) -> None:
+    """fsync ignored: the power cut drops everything the server ever wrote, its system tables
+    included (the harness lists the dirty pages it dropped), so MariaDB cannot start again and
+    no commit is acknowledged after the cut. Today that is "unavailable within --timeout"
+    (inconclusive, exit 1), never pass; telling "the server cannot start" apart as a failure is
+    left to issue 26."""
+    node = cluster.nodes[-1]
+    cls = _lazyfs_class(make_storage_class, "lazy-lies", node, **{"tk8s.io/fsync": "ignore"})
+    # the server never comes back here: a short --timeout is enough to see it stay down
+    report, err, printed = _power_off_run(cluster, namespace, cls, node, timeout="90")
+    assert "testdb/tasks.ibd" in printed, printed
+    assert report["verdict"] in ("fail", "inconclusive"), (report, err)
+    assert report["reasons"] == ["unavailable:external"], report
+    phase = {p["phase"]: p for p in report["phases"]}["external"]
+    assert "unavailable within --timeout" in phase["note"], phase
