@@ -29,7 +29,6 @@ from kubectl_storage.core.validate_persistence.external import (
 )
 from kubectl_storage.core.validate_persistence.mysql import MYSQL_CONTAINER
 from kubectl_storage.core.validate_persistence.report import PhaseResult, evaluate_phase
-from kubectl_storage.core.validate_persistence.rows import compare_rows
 from kubectl_storage.core.validate_persistence.writer import writer_task_id
 from kubectl_storage.errors import ForbiddenError, StorageToolError, WaitTimeoutError
 from kubectl_storage.operations.validate_persistence.phases import State
@@ -161,13 +160,7 @@ def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
     stall = longest_stall([(a.seq, a.at_s) for a in attempts if a.acknowledged])
     found, missing = pod.read_table()
     accounting, durable, tolerated, uncertain_present = account_attempts(attempts, first_id, found)
-    comparison = compare_rows(
-        state.expected + list(durable),
-        found,
-        baseline=state.baseline,
-        tolerated_ids=tolerated,
-        table_missing=missing,
-    )
+    comparison = state.compare_read_back(durable, found, tolerated, missing)
     failed = sum(1 for a in attempts if not a.acknowledged)
     note = (
         f"external disruption (what was done is not known to the tool); observed: "
@@ -190,6 +183,4 @@ def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
         started_at=started_utc,
         observed=observed,
     )
-    if phase.verdict.value == "pass":
-        state = State(state.expected + list(durable), {r.task_id: r for r in found})
-    return phase, state
+    return phase, state.after(phase, durable, found)

@@ -7,6 +7,7 @@ writer's acknowledged commits) also returns the new :class:`State`.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from kubectl_storage.core.k8s import kinds
@@ -19,6 +20,7 @@ from kubectl_storage.core.validate_persistence.report import (
 )
 from kubectl_storage.core.validate_persistence.rows import (
     StoredRow,
+    TableComparison,
     TaskRow,
     compare_rows,
     seed_sql,
@@ -47,6 +49,33 @@ class State:
     def max_id(self) -> int:
         """The highest task_id that must exist."""
         return max((r.task_id for r in self.expected), default=0)
+
+    def compare_read_back(
+        self,
+        acknowledged: Sequence[TaskRow],
+        found: Sequence[StoredRow],
+        tolerated: Iterable[int],
+        table_missing: bool,
+    ) -> TableComparison:
+        """The table read back after a disruption against every row that must exist: the
+        expected ones and the commits ``acknowledged`` since; ``tolerated`` rows may or may
+        not be there (commits whose acknowledgement never came)."""
+        return compare_rows(
+            self.expected + list(acknowledged),
+            found,
+            baseline=self.baseline,
+            tolerated_ids=tolerated,
+            table_missing=table_missing,
+        )
+
+    def after(
+        self, phase: PhaseResult, acknowledged: Sequence[TaskRow], found: Sequence[StoredRow]
+    ) -> State:
+        """What the next phase checks: after a pass, the acknowledged commits join the rows that
+        must exist and the table as read becomes the baseline; otherwise nothing changes."""
+        if phase.verdict is not Verdict.PASS:
+            return self
+        return State(self.expected + list(acknowledged), {r.task_id: r for r in found})
 
 
 def start(pod: MysqlPod) -> float:
@@ -171,13 +200,7 @@ def crash(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
     pod.step(f"crash: MySQL answers again after {ready_s:.1f}s (crash recovery); reading back")
     found, missing = pod.read_table()
     accounting, durable, tolerated = account_commits(log, found)
-    comparison = compare_rows(
-        state.expected + list(durable),
-        found,
-        baseline=state.baseline,
-        tolerated_ids=tolerated,
-        table_missing=missing,
-    )
+    comparison = state.compare_read_back(durable, found, tolerated, missing)
     note = "mysqld SIGKILLed during writes"
     if accounting.in_flight_seq is not None:
         note += "; the unacknowledged commit in flight is " + (
@@ -193,6 +216,4 @@ def crash(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
         node_after=pod.node(),
         note=note,
     )
-    if phase.verdict is Verdict.PASS:
-        state = State(state.expected + list(durable), {r.task_id: r for r in found})
-    return phase, state
+    return phase, state.after(phase, durable, found)
