@@ -43,7 +43,8 @@ if [ ! -d "$DATADIR/mysql" ]; then
 	You need to specify one of MARIADB_ROOT_PASSWORD, MARIADB_ALLOW_EMPTY_ROOT_PASSWORD and MARIADB_RANDOM_ROOT_PASSWORD"
   fi
   if [ -n "$RANDOM_PW" ] && [ -z "$ROOT_PW" ]; then
-    ROOT_PW=$(tr -dc 'A-Za-z0-9' </dev/urandom | head -c 32)
+    # without pipefail here: tr ends on SIGPIPE once head has its 32 characters
+    ROOT_PW=$(set +o pipefail; tr -dc 'A-Za-z0-9' </dev/urandom | head -c 32)
     log "GENERATED ROOT PASSWORD: $ROOT_PW"
   fi
   log "Initializing database files in $DATADIR"
