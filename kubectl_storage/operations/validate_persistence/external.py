@@ -38,6 +38,9 @@ from kubectl_storage.operations.validate_persistence.pod import MysqlPod, uid_of
 ATTEMPT_TIMEOUT_S = 20
 #: Commits acknowledged after the recovery before reading back (the writer goes on working).
 COMMITS_AFTER_RECOVERY = 3
+#: Commits acknowledged before the instruction is printed, so the server's Uptime and the
+#: stall's baseline are read before anything the user does (a prompt kill raced them).
+COMMITS_BEFORE_INSTRUCTION = 3
 #: Pause after a failed attempt (no pause between acknowledged ones).
 RETRY_PAUSE_S = 1.0
 
@@ -89,6 +92,21 @@ def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
         ),
         None,
     )
+    uptime_before = _uptime(pod)
+    uptime_read = time.monotonic()
+    started_utc = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    started = time.monotonic()
+    first_id = state.max_id + 1
+    attempts: list[Attempt] = []
+    seq = 0
+    # a few commits first: whatever the user does then comes after the baseline readings
+    while sum(a.acknowledged for a in attempts) < COMMITS_BEFORE_INSTRUCTION:
+        if time.monotonic() >= started + timeout:
+            break
+        seq += 1
+        attempts.append(_attempt(pod, seq, first_id, started))
+        if not attempts[-1].acknowledged:
+            break
     pod.step(
         "external: the writer is committing rows now. DO THE DISRUPTION NOW (a storage "
         f"failover, a power-cycle of node {node}, `power-off {node}` of the test harness): "
@@ -97,13 +115,6 @@ def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
         + f". Waiting up to {timeout:.0f}s for the database to stop answering (Ctrl-C "
         "deletes everything)"
     )
-    uptime_before = _uptime(pod)
-    uptime_read = time.monotonic()
-    started_utc = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-    started = time.monotonic()
-    first_id = state.max_id + 1
-    attempts: list[Attempt] = []
-    seq = 0
     recreated = restarted = False
     deadline = started + timeout
     # 1. until something happens (or --timeout)
