@@ -190,9 +190,13 @@ def _control_scope(result: list[PhaseResult]) -> ControlScope:
         for p in result
         if p.phase in {d.value for d in Disruption} and p.verdict is not Verdict.SKIPPED
     )
+    ran = {p.phase for p in result}
     return ControlScope(
         judged=judged,
-        cannot_judge=tuple((d.value, why) for d, why in CONTROL_CANNOT_JUDGE.items()),
+        # only the disruptions this run asked for: a control cannot fail to judge what never ran
+        cannot_judge=tuple(
+            (d.value, why) for d, why in CONTROL_CANNOT_JUDGE.items() if d.value in ran
+        ),
     )
 
 
