@@ -1,4 +1,11 @@
-"""Table form of the FioReport: one table per class, a verdict line, comparison and baseline."""
+"""Table form of the FioReport: one table per class, a verdict line, comparison and baseline.
+
+Every latency column is fio's **completion latency** (``clat``), and its headers say so
+(``READ CLAT MEAN``, ``READ CLAT P99``): fio's HOWTO ("Interpreting the output") defines clat
+as the time from submission to completion of an I/O, and ``lat`` as the total, submission
+(``slat``) plus completion. The percentiles fio reports by default are clat's; the JSON report
+keeps the mean total latency as ``<dir>_lat_mean_us``.
+"""
 
 from __future__ import annotations
 
@@ -38,8 +45,8 @@ _METRIC_LABELS = {
     "write_iops": "write IOPS",
     "read_bw_kib_s": "read MiB/s",
     "write_bw_kib_s": "write MiB/s",
-    "read_clat_p99_us": "read p99 latency",
-    "write_clat_p99_us": "write p99 latency",
+    "read_clat_p99_us": "read clat p99",
+    "write_clat_p99_us": "write clat p99",
 }
 
 
@@ -80,7 +87,7 @@ def class_verdict(storage_class: str, jobs: Sequence[FioJobSummary]) -> str:
     for side in ("read", "write"):
         p99 = lowest(f"{side}_clat_p99_us")
         if p99:
-            parts.append(f"best {side} p99 {_fmt_lat(p99)}")
+            parts.append(f"best {side} clat p99 {_fmt_lat(p99)}")
     errors = [job.name for job in jobs if job.error]
     parts.append(f"fio errors in {', '.join(errors)}" if errors else "no fio errors")
     return f"{storage_class}: " + "; ".join(parts)
@@ -137,9 +144,9 @@ def write_fio_table(report: FioReport, out: TextIO, wide: bool = False) -> None:
         header += f", mean ± stddev of {report.repeats} runs"
     headers = ["job"]
     for side in ("read", "write"):
-        headers += [f"{side} iops", f"{side} MiB/s", f"{side} lat mean", f"{side} lat p99"]
+        headers += [f"{side} iops", f"{side} MiB/s", f"{side} clat mean", f"{side} clat p99"]
         if wide:
-            headers += [f"{side} p50", f"{side} p95", f"{side} p99.9"]
+            headers += [f"{side} clat p50", f"{side} clat p95", f"{side} clat p99.9"]
     for result in report.results:
         rows = [_job_row(job, wide) for job in result.jobs]
         write_table(rows, headers, out, title=f"StorageClass {result.storage_class} ({header})")

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
+
+import pytest
 
 from kubectl_storage.core.fio.baseline import compare_with_baseline
 from kubectl_storage.core.fio.fio_json import parse_fio_output
@@ -24,8 +27,34 @@ def test_verdict_names_peaks_and_tail_latency() -> None:
     report = _two_class_report()
     line = class_verdict("fast", report.results[0].jobs)
     assert line.startswith("fast: peak read 23,363 IOPS, 91.3 MiB/s; peak write 11,943 IOPS")
-    assert "best read p99 10.42ms" in line
+    assert "best read clat p99 10.42ms" in line
     assert line.endswith("no fio errors")
+
+
+def _table_cells(text: str, header_line: int = 1) -> dict[str, list[str]]:
+    """The table's columns by header, from the rendered text (columns split on 2+ spaces)."""
+    lines = text.splitlines()
+    headers = re.split(r"\s{2,}", lines[header_line].strip())
+    rows = [re.split(r"\s{2,}", line.strip()) for line in lines[header_line + 1 :]]
+    rows = [row for row in rows if len(row) == len(headers)]
+    return {header: [row[i] for row in rows] for i, header in enumerate(headers)}
+
+
+def test_latency_columns_say_completion_latency_and_hold_fio_clat() -> None:
+    # Real fio-3.33 output of the quick profile: read_iops has clat mean 671.2 µs and total
+    # latency (lat = slat + clat) mean 683.7 µs. The column is named for clat and holds clat.
+    run = parse_fio_output((FIO / "fio-3.33-quick-profile-ext4.json").read_text())
+    raw_read = run.job("read_iops").raw["read"]
+    assert raw_read["clat_ns"]["mean"] / 1000 == pytest.approx(671.17, abs=0.01)
+    assert raw_read["lat_ns"]["mean"] / 1000 == pytest.approx(683.68, abs=0.01)
+    out = io.StringIO()
+    write_fio_table(build_fio_report({"fast": [run]}, profile="quick"), out, True)
+    columns = _table_cells(out.getvalue())
+    assert "READ LAT MEAN" not in columns
+    assert columns["READ CLAT MEAN"][0] == "671µs"  # clat, not lat's 684µs
+    assert columns["READ CLAT P99"][0] == "10.42ms"  # fio's clat_ns percentile 99.000000
+    assert columns["WRITE CLAT P99.9"][1] == "119.01ms"
+    assert set(columns) >= {"READ CLAT P50", "READ CLAT P95", "WRITE CLAT MEAN"}
 
 
 def test_golden_table(golden) -> None:
@@ -51,5 +80,5 @@ def test_golden_wide_table_with_baseline(golden) -> None:
     write_fio_table(report, out, True)
     text = out.getvalue()
     assert "Baseline: regressed" in text
-    assert "read p99.9" in text.lower()
+    assert "read clat p99.9" in text.lower()
     golden("fio-wide-baseline.txt", text)
