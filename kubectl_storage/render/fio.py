@@ -80,11 +80,11 @@ def class_verdict(storage_class: str, jobs: Sequence[FioJobSummary]) -> str:
         return min(measured(key), default=None)
 
     parts = []
-    for side in ("read", "write"):
+    for side in shown_directions(jobs):
         iops, bw = peak(f"{side}_iops"), peak(f"{side}_bw_kib_s")
         if iops:
             parts.append(f"peak {side} {iops:,.0f} IOPS, {bw / 1024 if bw else 0:,.1f} MiB/s")
-    for side in ("read", "write"):
+    for side in shown_directions(jobs):
         p99 = lowest(f"{side}_clat_p99_us")
         if p99:
             parts.append(f"best {side} clat p99 {_fmt_lat(p99)}")
@@ -110,9 +110,17 @@ def _write_trust(result: FioClassResult, out: TextIO) -> None:
             out.write(f"        fix: {note.fix}\n")
 
 
-def _job_row(job: FioJobSummary, wide: bool) -> list[str]:
+def shown_directions(jobs: Sequence[FioJobSummary]) -> tuple[str, ...]:
+    """The directions a class's table has columns for: read and write, and ``mixed`` when a
+    job reported fio's unified numbers (``unified_rw_reporting``: with ``1`` fio reports only
+    ``mixed``, with ``both`` reads, writes and their sum)."""
+    mixed = any(job.did("mixed") for job in jobs)
+    return ("read", "write", "mixed") if mixed else ("read", "write")
+
+
+def _job_row(job: FioJobSummary, wide: bool, directions: Sequence[str]) -> list[str]:
     row = [job.name]
-    for side in ("read", "write"):
+    for side in directions:
         if not job.did(side):
             row += ["-"] * (7 if wide else 4)
             continue
@@ -131,6 +139,15 @@ def _job_row(job: FioJobSummary, wide: bool) -> list[str]:
     return row
 
 
+def _headers(wide: bool, directions: Sequence[str]) -> list[str]:
+    headers = ["job"]
+    for side in directions:
+        headers += [f"{side} iops", f"{side} MiB/s", f"{side} clat mean", f"{side} clat p99"]
+        if wide:
+            headers += [f"{side} clat p50", f"{side} clat p95", f"{side} clat p99.9"]
+    return headers
+
+
 def write_fio_table(report: FioReport, out: TextIO, wide: bool = False) -> None:
     """Per-class tables, verdicts, a comparison across classes, and the baseline check."""
     header = f"profile {report.profile}, fio {_version_text(report.fio_version)}"
@@ -142,13 +159,10 @@ def write_fio_table(report: FioReport, out: TextIO, wide: bool = False) -> None:
         header += f", {clients} clients at once{one}"
     if report.repeats > 1:
         header += f", mean ± stddev of {report.repeats} runs"
-    headers = ["job"]
-    for side in ("read", "write"):
-        headers += [f"{side} iops", f"{side} MiB/s", f"{side} clat mean", f"{side} clat p99"]
-        if wide:
-            headers += [f"{side} clat p50", f"{side} clat p95", f"{side} clat p99.9"]
     for result in report.results:
-        rows = [_job_row(job, wide) for job in result.jobs]
+        directions = shown_directions(result.jobs)
+        headers = _headers(wide, directions)
+        rows = [_job_row(job, wide, directions) for job in result.jobs]
         write_table(rows, headers, out, title=f"StorageClass {result.storage_class} ({header})")
         out.write(class_verdict(result.storage_class, result.jobs) + "\n")
         if result.setup is not None:

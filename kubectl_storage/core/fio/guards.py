@@ -56,7 +56,8 @@ The rules and their thresholds:
     A job without error that reported no I/O in any direction.
 ``fio.mixed-directions`` (info)
     fio reported reads and writes together under ``mixed`` (``unified_rw_reporting``): the
-    numbers are in ``mixed_*``, and ``read_*``/``write_*`` are empty on purpose.
+    numbers are in ``mixed_*`` (the table's MIXED columns), and ``read_*``/``write_*`` are
+    empty on purpose.
 ``fio.latency-off`` (info)
     ``gtod_reduce`` switched latency measurement off (kubestr's default job does).
 ``fio.percentiles-upper-bound`` (info)
@@ -189,7 +190,8 @@ def _job_notes(job: FioJobResult, options: Mapping[str, str]) -> list[FioNote]:
                 NOTE_MIXED,
                 Severity.INFO,
                 f"job {job.name}: fio reported reads and writes together as 'mixed' "
-                "(unified_rw_reporting): the numbers are in mixed_*, read_* and write_* are empty",
+                "(unified_rw_reporting=1): the table shows them in its MIXED columns (mixed_* "
+                "in -o json); reads and writes apart were not reported",
                 "drop unified_rw_reporting (or set it to 'both') to get reads and writes apart",
                 job.name,
             )

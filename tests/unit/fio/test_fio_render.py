@@ -82,3 +82,44 @@ def test_golden_wide_table_with_baseline(golden) -> None:
     assert "Baseline: regressed" in text
     assert "read clat p99.9" in text.lower()
     golden("fio-wide-baseline.txt", text)
+
+
+def _table_of(fixture: str, wide: bool = False) -> str:
+    run = parse_fio_output((FIO / fixture).read_text())
+    out = io.StringIO()
+    write_fio_table(build_fio_report({"fast": [run]}, profile="from-file"), out, wide)
+    return out.getvalue()
+
+
+def test_mixed_numbers_get_their_own_columns() -> None:
+    # Real fio-3.33, unified_rw_reporting=1 on a 70/30 randrw: fio reports only "mixed"
+    # (197,450 IOPS, bw 789,799 KiB/s, clat p99 46,336 ns, mean 37,382 ns). Before, every
+    # cell of the row was a dash.
+    text = _table_of("fio-3.33-unified-rw-mixed.json")
+    columns = _table_cells(text)
+    assert columns["JOB"] == ["randrw_mixed"]
+    assert columns["READ IOPS"] == ["-"]
+    assert columns["WRITE IOPS"] == ["-"]
+    assert columns["MIXED IOPS"] == ["197,450"]
+    assert columns["MIXED MIB/S"] == ["771.3"]
+    assert columns["MIXED CLAT MEAN"] == ["37µs"]
+    assert columns["MIXED CLAT P99"] == ["46µs"]
+    assert "peak mixed 197,450 IOPS" in text
+
+
+def test_unified_both_shows_reads_writes_and_their_sum() -> None:
+    # Real fio-3.33, unified_rw_reporting=both: read 11,376, write 4,868 and mixed 16,244 IOPS.
+    columns = _table_cells(_table_of("fio-3.33-unified-both-buffered-ext4-json+.json", wide=True))
+    assert columns["READ IOPS"] == ["11,376"]
+    assert columns["WRITE IOPS"] == ["4,868"]
+    assert columns["MIXED IOPS"] == ["16,244"]
+    assert columns["MIXED CLAT P99.9"] != ["-"]
+
+
+def test_no_mixed_columns_without_mixed_numbers() -> None:
+    # The quick profile's real run reports read and write only: the table stays as it was.
+    text = _table_of("fio-3.33-quick-profile-ext4.json")
+    assert "MIXED" not in text
+    columns = _table_cells(text)
+    assert columns["READ IOPS"][0] == "23,363"
+    assert columns["WRITE IOPS"][1] == "11,943"
