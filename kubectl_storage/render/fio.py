@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from kubectl_storage.core.fio.class_comparison import compare_classes
+from kubectl_storage.core.fio.peaks import DirectionPeaks, class_peaks
 from kubectl_storage.core.fio.report import FioClassResult, FioReport
 from kubectl_storage.core.fio.report_extra_runs import LatencyProbe, LocalDiskResult
 from kubectl_storage.core.fio.report_jobs import FioJobSummary
@@ -68,29 +69,37 @@ def _fmt_lat(value: float | None) -> str:
 
 
 def class_verdict(storage_class: str, jobs: Sequence[FioJobSummary]) -> str:
-    """One line a person can quote: peaks, best tail latency, fio errors."""
-
-    def measured(key: str) -> list[float]:
-        return [value for job in jobs if (value := job.value(key))]
-
-    def peak(key: str) -> float | None:
-        return max(measured(key), default=None)
-
-    def lowest(key: str) -> float | None:
-        return min(measured(key), default=None)
-
-    parts = []
-    for side in shown_directions(jobs):
-        iops, bw = peak(f"{side}_iops"), peak(f"{side}_bw_kib_s")
-        if iops:
-            parts.append(f"peak {side} {iops:,.0f} IOPS, {bw / 1024 if bw else 0:,.1f} MiB/s")
-    for side in shown_directions(jobs):
-        p99 = lowest(f"{side}_clat_p99_us")
-        if p99:
-            parts.append(f"best {side} clat p99 {_fmt_lat(p99)}")
-    errors = [job.name for job in jobs if job.error]
-    parts.append(f"fio errors in {', '.join(errors)}" if errors else "no fio errors")
+    """One line a person can quote: each direction's peaks and best completion-latency p99,
+    each with the job it comes from, over the jobs without error; then the failed jobs."""
+    peaks = class_peaks(jobs)
+    parts = [_peak_text(direction) for direction in peaks.directions]
+    parts += [
+        f"best {d.direction} clat p99 {_fmt_lat(d.best_clat_p99_us.value)} "
+        f"({d.best_clat_p99_us.job})"
+        for d in peaks.directions
+        if d.best_clat_p99_us is not None
+    ]
+    if peaks.failed and not peaks.directions:
+        parts.append("no peak (every job failed)")
+    parts += [
+        f"job {job.name} failed ({job.summary}), its numbers left out" for job in peaks.failed
+    ]
+    if not peaks.failed:
+        parts.append("no fio errors")
     return f"{storage_class}: " + "; ".join(parts)
+
+
+def _peak_text(peaks: DirectionPeaks) -> str:
+    """``peak read N IOPS, M MiB/s (job)``, or each number with its own job when two jobs hold
+    them (never two jobs' numbers as one pair)."""
+    iops = f"{peaks.iops.value:,.0f} IOPS"
+    bw = peaks.bw_kib_s
+    if bw is None:
+        return f"peak {peaks.direction} {iops} ({peaks.iops.job})"
+    mib = f"{bw.value / 1024:,.1f} MiB/s"
+    if bw.job == peaks.iops.job:
+        return f"peak {peaks.direction} {iops}, {mib} ({bw.job})"
+    return f"peak {peaks.direction} {iops} ({peaks.iops.job}), {mib} ({bw.job})"
 
 
 def _write_trust(result: FioClassResult, out: TextIO) -> None:

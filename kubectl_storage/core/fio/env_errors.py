@@ -70,6 +70,14 @@ def error_note(number: int, *, job: str | None = None, ioengine: str = "") -> Fi
     )
 
 
+def error_summary(number: int) -> str:
+    """A few words for an error number fio reported, for a summary line: ``error 28, ENOSPC``.
+
+    The number is Linux's errno as fio reports it in a job's ``error``."""
+    name = errno.errorcode.get(number)
+    return f"error {number}, {name}" if name else f"error {number}"
+
+
 def _aio_note(job: str | None, what: str) -> FioNote:
     return FioNote(
         NOTE_AIO_LIMIT,

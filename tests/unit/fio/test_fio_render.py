@@ -26,9 +26,50 @@ def _two_class_report() -> FioReport:
 def test_verdict_names_peaks_and_tail_latency() -> None:
     report = _two_class_report()
     line = class_verdict("fast", report.results[0].jobs)
-    assert line.startswith("fast: peak read 23,363 IOPS, 91.3 MiB/s; peak write 11,943 IOPS")
-    assert "best read clat p99 10.42ms" in line
+    assert line.startswith(
+        "fast: peak read 23,363 IOPS, 91.3 MiB/s (read_iops); peak write 11,943 IOPS, "
+        "46.7 MiB/s (write_iops)"
+    )
+    assert "best read clat p99 10.42ms (read_iops)" in line
     assert line.endswith("no fio errors")
+
+
+def _verdict_of(fixture: str) -> str:
+    run = parse_fio_output((FIO / fixture).read_text())
+    report = build_fio_report({"fast": [run]}, profile="from-file")
+    return class_verdict("fast", report.results[0].jobs)
+
+
+def test_failed_job_is_named_and_never_the_peak() -> None:
+    # Real fio-3.33: a 16M write on a 4m tmpfs ends with error 28 (ENOSPC) after reporting
+    # 514,000 write IOPS; the old line called that "peak write 514,000 IOPS, 2,000.0 MiB/s".
+    line = _verdict_of("fio-3.33-enospc-tmpfs.json")
+    assert "514,000" not in line
+    assert "peak" not in line.replace("no peak", "")
+    assert line == (
+        "fast: no peak (every job failed); job write_too_big failed (error 28, ENOSPC), "
+        "its numbers left out"
+    )
+
+
+def test_failed_job_beside_one_that_ran() -> None:
+    # Real fio-3.33: write_to_dev_full fails (ENOSPC), the stonewalled read_ok job runs.
+    line = _verdict_of("fio-3.33-dev-full-error-stderr-merged.txt")
+    assert line == (
+        "fast: peak read 128,000 IOPS, 500.0 MiB/s (read_ok); best read clat p99 138µs "
+        "(read_ok); job write_to_dev_full failed (error 28, ENOSPC), its numbers left out"
+    )
+
+
+def test_peaks_of_two_jobs_are_never_one_pair() -> None:
+    # Real fio-3.33, the default profile on ext4: the 4k read_iops job has the read IOPS peak
+    # (73,334), the 128k read_bw job the bandwidth peak (1,067.2 MiB/s at 8,517 IOPS); the
+    # old line printed "peak read 73,334 IOPS, 1,067.2 MiB/s" as if one job did both.
+    line = _verdict_of("fio-3.33-default-profile-ext4-direct-json+.json")
+    assert "peak read 73,334 IOPS (read_iops), 1,067.2 MiB/s (read_bw)" in line
+    assert "peak write 41,199 IOPS (write_iops), 1,949.1 MiB/s (write_bw)" in line
+    assert "best read clat p99 94µs (read_lat)" in line
+    assert "best write clat p99 121µs (write_lat)" in line
 
 
 def _table_cells(text: str, header_line: int = 1) -> dict[str, list[str]]:
