@@ -110,7 +110,10 @@ def fio_command(
     ] = "10%",
     from_json: Annotated[
         Path | None,
-        typer.Option("--from-json", help="Re-render a saved report or raw fio JSON; no cluster."),
+        typer.Option(
+            "--from-json",
+            help="Re-render a saved report or raw fio JSON (also fio --client output); no cluster.",
+        ),
     ] = None,
     clients: Annotated[
         int,
@@ -261,11 +264,10 @@ def _parse_percent(text: str) -> float:
 
 
 def _load_report(path: Path, flag: str) -> FioReport:
-    """A saved FioReport, or raw fio JSON output made into one."""
-    from kubectl_storage.core.fio.fio_json import parse_fio_output  # noqa: PLC0415 - runtime only
+    """A saved FioReport, or raw fio JSON output (a plain or a client/server run) made into one."""
+    from kubectl_storage.core.fio.offline import report_from_fio_output  # noqa: PLC0415 - runtime only
     from kubectl_storage.core.fio.report import FioReport, FioReportError  # noqa: PLC0415 - runtime only
     from kubectl_storage.core.fio.results import FioOutputError  # noqa: PLC0415 - runtime only
-    from kubectl_storage.core.fio.stats import build_fio_report  # noqa: PLC0415 - runtime only
 
     try:
         text = path.read_text()
@@ -281,15 +283,13 @@ def _load_report(path: Path, flag: str) -> FioReport:
         except FioReportError as exc:
             raise UsageError(f"{flag} {path}: {exc}", "") from exc
     try:
-        result = parse_fio_output(text)
+        return report_from_fio_output(text, name=path.stem, source=str(path))
     except FioOutputError as exc:
         raise UsageError(
             f"{path} is neither a FioReport nor fio JSON output: {exc}",
-            "Give a file saved with `kubectl storage fio -o json` or `fio --output-format=json`.",
+            "Give a file saved with `kubectl storage fio -o json` or `fio --output-format=json` "
+            "(also `fio --client=HOST job.fio --output-format=json`).",
         ) from exc
-    return build_fio_report(
-        {path.stem: [result]}, profile="from-file", context={"source": str(path)}
-    )
 
 
 def _finish(

@@ -131,6 +131,32 @@ def test_from_json_raw_fio_output() -> None:
     assert "raw" in jobs[0]
 
 
+def test_from_json_reads_fio_client_server_output() -> None:
+    # Real fio-3.33: `fio --client=localhost,18765 quick.fio --output-format=json` against one
+    # `fio --server`; the document has "client_stats" (read_iops, write_iops, "All clients")
+    # and no "jobs", which --from-json refused before ("neither a FioReport nor fio JSON").
+    path = FIXTURES / "fio" / "fio-3.33-client-server-localhost-quick.txt"
+    result = run_cli("fio", "--from-json", str(path), "-o", "json")
+    assert result.exit_code == 0, result.stderr
+    entry = json.loads(result.stdout)["results"][0]
+    jobs = {job["name"]: job for job in entry["jobs"]}
+    assert list(jobs) == ["read_iops", "write_iops"]  # fio's "All clients" sum is not a job
+    assert jobs["read_iops"]["read_iops"] == pytest.approx(75860.569715)
+    assert jobs["write_iops"]["write_iops"] == pytest.approx(51676.161919)
+    assert [(c["index"], c["address"]) for c in entry["clients"]] == [(0, "localhost")]
+    table = run_cli("fio", "--from-json", str(path))
+    assert "peak read 75,861 IOPS, 296.4 MiB/s (read_iops)" in table.stdout
+
+
+def test_from_json_client_server_error_still_fails() -> None:
+    # Real fio-3.33, two clients: one's job writes to /dev/full and fails (error 28).
+    path = FIXTURES / "fio" / "fio-3.33-client-server-job-error-json+.txt"
+    result = run_cli("fio", "--from-json", str(path))
+    assert result.exit_code == 1
+    assert "job write_to_dev_full failed (error 28, ENOSPC)" in result.stdout
+    assert "fio reported errors" in result.stderr
+
+
 def test_saved_report_round_trips_and_baseline_passes_against_itself(tmp_path) -> None:
     saved = tmp_path / "report.json"
     saved.write_text(run_cli("fio", "--from-json", str(QUICK_JSON), "-o", "json").stdout)

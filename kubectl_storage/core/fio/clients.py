@@ -138,7 +138,10 @@ def client_notes(runs: ClientRuns) -> list[FioNote]:
 def _client_label(client: FioClient | None, address: str) -> str:
     if client is None:
         return f"the client at {address}"
-    return f"client {client.index} on {client.node}" if client.node else f"client {client.index}"
+    if client.node:
+        return f"client {client.index} on {client.node}"
+    # a saved client/server output (--from-json) knows its clients by address only
+    return f"client {client.index} at {address}" if address else f"client {client.index}"
 
 
 def packing_note(runs: ClientRuns) -> FioNote | None:
