@@ -50,6 +50,7 @@ from kubectl_storage.kube.waits import ObjectKey, pod_running, wait_for
 from kubectl_storage.operations.fio.plan import FioPlan
 from kubectl_storage.operations.fio.pod_commands import (
     CONFIG_PATH,
+    OUTPUT_FORMAT,
     client_job_name,
     collect_first_run_command,
     fio_command,
@@ -374,7 +375,7 @@ def _run_clients(
     # the clients could have gone to); None when nodes may not be listed
     listed_nodes = _list_nodes(api)
     eligible = _eligible_nodes(listed_nodes, request)
-    fio = ["fio", "--output-format=json+", *arguments]
+    fio = ["fio", OUTPUT_FORMAT, *arguments]
     runs, stderr_text, mountinfo = _repeat_fio(
         api,
         plan,
