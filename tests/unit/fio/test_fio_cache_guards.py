@@ -40,7 +40,7 @@ FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fio"
 HONEST = {
     "default": "fio-3.33-default-profile-ext4-direct-json+.json",
     "quick": "fio-3.33-quick-profile-ext4-direct-json+.json",
-    "database": "fio-3.33-database-profile-ext4-direct-json+.json",
+    "database": "fio-3.33-database-dsync-profile-ext4-direct-json+.json",
     "kubestr": "fio-3.33-kubestr-profile-ext4-direct-json+.json",
     "etcd": "fio-3.33-etcd-profile-ext4-json+.json",
 }
