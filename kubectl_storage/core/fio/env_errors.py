@@ -2,7 +2,9 @@
 
 Separate from the guards on measurements (:mod:`kubectl_storage.core.fio.guards`): these say
 that fio failed because of the node or the volume (libaio's ``fs.aio-max-nr``, ENOSPC, EROFS),
-from the JSON's error numbers or from fio's own lines around it.
+from the JSON's error numbers or from fio's own lines around it. Every error number fio reports
+for a job is read here, so a verify failure (84) is sent on to
+:mod:`kubectl_storage.core.fio.verify_failure` from here too.
 
 Pure module.
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+from collections.abc import Mapping
 
 from kubectl_storage.core.fio.notes import (
     NOTE_AIO_LIMIT,
@@ -20,6 +23,12 @@ from kubectl_storage.core.fio.notes import (
     NOTE_READ_ONLY,
     FioNote,
     dedupe,
+)
+from kubectl_storage.core.fio.results import FioJobResult
+from kubectl_storage.core.fio.verify_failure import (
+    VERIFY_ERRNO,
+    verify_failures,
+    verify_note,
 )
 from kubectl_storage.core.report.findings import Severity
 
@@ -38,21 +47,34 @@ _READ_ONLY_FIX = (
 )
 
 
-def error_note(number: int, *, job: str | None = None, ioengine: str = "") -> FioNote:
+def error_note(
+    number: int,
+    *,
+    job: str | None = None,
+    ioengine: str = "",
+    fio_text: str = "",
+    filename: str | None = None,
+) -> FioNote:
     """The note for an error number fio reported (a job's ``error`` in the JSON).
 
     errno 11 (EAGAIN) is read as libaio's ``io_queue_init`` failing only when the job used
-    ``ioengine=libaio``, the one place fio gets EAGAIN before doing any I/O.
+    ``ioengine=libaio``, the one place fio gets EAGAIN before doing any I/O. errno 84 (EILSEQ)
+    is fio's verify failure; where it happened is read from fio's text.
 
     Args:
         number: the errno (Linux numbering, as fio in the pod reports it).
         job: the job's name.
         ioengine: the job's ``ioengine``.
+        fio_text: what fio printed besides its JSON (stderr, lines around the JSON).
+        filename: the job's ``filename``, to tell its verify failures from other jobs'.
 
     Returns:
-        The environment note for EAGAIN/libaio, ENOSPC and EROFS, else ``fio.job-error``.
+        The environment note for EAGAIN/libaio, ENOSPC and EROFS, ``fio.verify-failed`` for
+        84, else ``fio.job-error``.
     """
     who = f"job {job}: " if job else ""
+    if number == VERIFY_ERRNO:
+        return verify_note(job, verify_failures(fio_text), filename=filename)
     if number == errno.EAGAIN and ioengine.strip() == "libaio":
         return _aio_note(job, f"{who}libaio could not set up its I/O queue (error 11, EAGAIN)")
     if number == errno.ENOSPC:
@@ -70,10 +92,24 @@ def error_note(number: int, *, job: str | None = None, ioengine: str = "") -> Fi
     )
 
 
+def job_error_note(job: FioJobResult, options: Mapping[str, str], fio_text: str = "") -> FioNote:
+    """:func:`error_note` for a job fio reported an error for, with its options (global and
+    its own) and what fio printed besides its JSON."""
+    return error_note(
+        job.error,
+        job=job.name,
+        ioengine=options.get("ioengine", ""),
+        fio_text=fio_text,
+        filename=options.get("filename"),
+    )
+
+
 def error_summary(number: int) -> str:
     """A few words for an error number fio reported, for a summary line: ``error 28, ENOSPC``.
 
     The number is Linux's errno as fio reports it in a job's ``error``."""
+    if number == VERIFY_ERRNO:
+        return f"data corruption found by fio's verify, error {number}"
     name = errno.errorcode.get(number)
     return f"error {number}, {name}" if name else f"error {number}"
 
@@ -110,9 +146,9 @@ def text_notes(text: str) -> list[FioNote]:
     """Environment notes from fio's own messages (its stderr, or text around its JSON).
 
     Recognised: ``func=io_queue_init`` with ``err=11`` (and fio 2.x's ``fio: check
-    /proc/sys/fs/aio-max-nr``), ``No space left on device`` / ``err=28``, and
-    ``Read-only file system`` / ``err=30``. fio's lines name a pid, not a job, so these notes
-    have no ``job``.
+    /proc/sys/fs/aio-max-nr``), ``No space left on device`` / ``err=28``,
+    ``Read-only file system`` / ``err=30``, and a verify failure (``err=84`` or fio's verify
+    lines). fio's lines name a pid, not a job, so these notes have no ``job``.
 
     Args:
         text: fio's stderr, or :attr:`FioResult.surrounding_text`.
@@ -121,6 +157,7 @@ def text_notes(text: str) -> list[FioNote]:
         At most one note per kind, in the order first seen.
     """
     notes: list[FioNote] = []
+    verify_failed = False
     for line in text.splitlines():
         match = _VERROR.search(line)
         number = int(match["number"]) if match else None
@@ -131,4 +168,9 @@ def text_notes(text: str) -> list[FioNote]:
             notes.append(_no_space_note(None, f"the volume ran out of space: {line.strip()}"))
         elif number == errno.EROFS or "Read-only file system" in line:
             notes.append(_read_only_note(None, f"the volume is read-only: {line.strip()}"))
+        elif number == VERIFY_ERRNO:
+            verify_failed = True
+    failures = verify_failures(text)
+    if failures or verify_failed:
+        notes.append(verify_note(None, failures))
     return dedupe(notes)

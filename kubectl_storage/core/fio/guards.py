@@ -50,6 +50,10 @@ The rules and their thresholds:
     ``error`` numbers in the JSON and from fio's own error lines (``fio: pid=…, err=11/file:
     engines/libaio.c:485, func=io_queue_init, error=Resource temporarily unavailable``), which
     fio-3.33 prints on stderr for ENOSPC/EROFS but on **stdout**, before the JSON, for EAGAIN.
+``fio.verify-failed``
+    fio's verify read back other data than was written: fio reports it as error 84 (EILSEQ,
+    whose C library text is about multibyte characters); the note names it data corruption,
+    with the file and offset fio printed (:mod:`kubectl_storage.core.fio.verify_failure`).
 ``fio.job-error``
     Any other error number fio reported for a job.
 ``fio.no-io``
@@ -109,7 +113,7 @@ from kubectl_storage.core.fio.cache_evidence import (
     waits_per_io,
 )
 from kubectl_storage.core.fio.clones import combine_clones
-from kubectl_storage.core.fio.env_errors import error_note, text_notes
+from kubectl_storage.core.fio.env_errors import job_error_note, text_notes
 from kubectl_storage.core.fio.job_sizes import FioJobError, job_data_bytes
 from kubectl_storage.core.fio.notes import (
     NOTE_CACHE_SYNC,
@@ -142,12 +146,16 @@ from kubectl_storage.core.report.findings import Severity
 __all__ = ["CACHE_LATENCY_FLOOR_US", "DATASET_BANDWIDTH_FACTOR", "measured_jobs", "run_notes"]
 
 
-def run_notes(result: FioResult, jobs: Sequence[FioJobResult] | None = None) -> list[FioNote]:
+def run_notes(
+    result: FioResult, jobs: Sequence[FioJobResult] | None = None, *, fio_text: str = ""
+) -> list[FioNote]:
     """Every note for one fio run: per job, then what fio printed around its JSON.
 
     Args:
         result: the parsed run.
         jobs: its jobs as reported (clones added up); :func:`combine_clones` when omitted.
+        fio_text: what fio wrote on stderr, read with the text around its JSON for what a
+            job's error number does not say (where a verify failed).
 
     Returns:
         The notes, job by job in fio's order, without duplicates.
@@ -155,9 +163,10 @@ def run_notes(result: FioResult, jobs: Sequence[FioJobResult] | None = None) -> 
     counted = measured_jobs(combine_clones(result) if jobs is None else jobs)
     notes: list[FioNote] = []
     notes.extend(prefill_notes(result))
+    text = "\n".join(part for part in (result.surrounding_text, fio_text) if part)
     for job in counted:
         options = {**result.global_options, **job.job_options}
-        notes.extend(_job_notes(job, options))
+        notes.extend(_job_notes(job, options, text))
     notes.extend(unwritten_read_notes(result))
     notes.extend(text_notes(result.surrounding_text))
     return dedupe(notes)
@@ -168,10 +177,10 @@ def measured_jobs(jobs: Iterable[FioJobResult]) -> tuple[FioJobResult, ...]:
     return tuple(job for job in jobs if job.name != PREFILL_JOB_NAME)
 
 
-def _job_notes(job: FioJobResult, options: Mapping[str, str]) -> list[FioNote]:
+def _job_notes(job: FioJobResult, options: Mapping[str, str], fio_text: str) -> list[FioNote]:
     notes: list[FioNote] = []
     if job.error:
-        notes.append(error_note(job.error, job=job.name, ioengine=options.get("ioengine", "")))
+        notes.append(job_error_note(job, options, fio_text))
     elif not _did_any_io(job):
         notes.append(
             FioNote(

@@ -25,6 +25,8 @@ NOTE_AIO_LIMIT = "fio.env-aio-max-nr"
 NOTE_NO_SPACE = "fio.env-no-space"
 NOTE_READ_ONLY = "fio.env-read-only"
 NOTE_JOB_ERROR = "fio.job-error"
+#: fio's verify read back other data than was written (error 84, EILSEQ).
+NOTE_VERIFY_FAILED = "fio.verify-failed"
 NOTE_NO_IO = "fio.no-io"
 NOTE_MIXED = "fio.mixed-directions"
 NOTE_LATENCY_OFF = "fio.latency-off"
@@ -48,6 +50,7 @@ SUSPECT_NOTES = frozenset(
         NOTE_NO_SPACE,
         NOTE_READ_ONLY,
         NOTE_JOB_ERROR,
+        NOTE_VERIFY_FAILED,
         NOTE_NO_IO,
         NOTE_UNWRITTEN_READ,
         NOTE_FASTER_THAN_LOCAL,
@@ -61,7 +64,9 @@ CACHE_NOTES = frozenset(
 )
 
 #: Notes that say fio reported an error number for the job they name.
-JOB_ERROR_NOTES = frozenset({NOTE_AIO_LIMIT, NOTE_NO_SPACE, NOTE_READ_ONLY, NOTE_JOB_ERROR})
+JOB_ERROR_NOTES = frozenset(
+    {NOTE_AIO_LIMIT, NOTE_NO_SPACE, NOTE_READ_ONLY, NOTE_JOB_ERROR, NOTE_VERIFY_FAILED}
+)
 
 CONFIDENCE_TRUSTED = "trusted"
 

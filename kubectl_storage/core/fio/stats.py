@@ -228,7 +228,7 @@ def _class_result(
     notes: list[FioNote] = []
     if clients is None:
         for run, jobs in zip(runs, counted, strict=True):
-            notes.extend(run_notes(run, jobs))
+            notes.extend(run_notes(run, jobs, fio_text=stderr))
     else:
         notes.extend(client_notes(clients))
         for client_run in clients.runs:
