@@ -313,6 +313,43 @@ def make_storage_class(cluster: Cluster, namespace: str):
         cluster.kubectl_run("delete", "storageclass", name, "--ignore-not-found")
 
 
+def power_off(node: str) -> str:
+    """The harness's ``power-off NODE`` (a simulated power cut of a host node: never a real
+    one, they share this machine's kernel); what it printed (the LazyFS caches it dropped)."""
+    r = subprocess.run(
+        [sys.executable, str(CLUSTER_DIR / "harness.py"), "power-off", node],
+        capture_output=True,
+        text=True,
+        timeout=400,
+    )
+    assert r.returncode == 0, f"power-off {node} failed:\n{r.stdout}\n{r.stderr}"
+    return r.stdout + r.stderr
+
+
+def external_persistence_args(
+    cluster: Cluster, namespace: str, storage_class: str, timeout: str
+) -> tuple[str, ...]:
+    """validate-persistence with only the ``external`` disruption, JSON out (20 rows, no probe)."""
+    return (
+        "validate-persistence",
+        "--image",
+        cluster.mariadb_image,
+        "--timeout",
+        timeout,
+        "-n",
+        namespace,
+        "-s",
+        storage_class,
+        "--rows",
+        "20",
+        "--no-fsync-probe",
+        "--disruptions",
+        "external",
+        "-o",
+        "json",
+    )
+
+
 def managed(cluster: Cluster, namespace: str, kinds: str) -> list[str]:
     """``Kind/name`` of each object of ``kinds`` in ``namespace`` that kubectl-storage made."""
     items = cluster.get_json(kinds, "-n", namespace, "-l", MANAGED_BY)["items"]

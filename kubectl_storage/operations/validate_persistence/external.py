@@ -10,6 +10,8 @@ times every acknowledgement on the tool's monotonic clock: the longest gap is th
 Waits: until a disruption is observed (a failed attempt, a new pod uid, a restarted server
 container) or --timeout passes; then until a commit is acknowledged again (--timeout); then a
 few more commits, the server's Uptime (a restart the writer did not see) and the read-back.
+A server that is still crash-looping at that second --timeout fails the phase (its data does not
+start), as in the other phases; one that is merely not answering is inconclusive.
 """
 
 from __future__ import annotations
@@ -32,7 +34,12 @@ from kubectl_storage.core.validate_persistence.report import PhaseResult, evalua
 from kubectl_storage.core.validate_persistence.writer import writer_task_id
 from kubectl_storage.errors import ForbiddenError, StorageToolError, WaitTimeoutError
 from kubectl_storage.operations.validate_persistence.phases import State
-from kubectl_storage.operations.validate_persistence.pod import MysqlPod, uid_of
+from kubectl_storage.operations.validate_persistence.pod import (
+    DataUnavailable,
+    MysqlPod,
+    server_failure,
+    uid_of,
+)
 
 #: Seconds one commit attempt may take before it counts as failed.
 ATTEMPT_TIMEOUT_S = 20
@@ -140,8 +147,17 @@ def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
         # 2. until a commit is acknowledged again (--timeout), then a few more
         deadline = seen_at + timeout
         after = 0
+        crash_loop = ""
         while after < COMMITS_AFTER_RECOVERY:
             if time.monotonic() >= deadline:
+                if crash_loop:
+                    # The server kept exiting on its own until --timeout: what the volume holds
+                    # after the disruption does not start (the phases' crash-loop rule, applied
+                    # only at the deadline here, so that a failover has --timeout to recover).
+                    raise DataUnavailable(
+                        "MySQL does not start after the disruption (it kept exiting on its own "
+                        f"for {timeout:.0f}s): {crash_loop}"
+                    )
                 raise WaitTimeoutError(
                     f"external: no commit was acknowledged within {timeout:.0f}s of the "
                     f"disruption ({attempts[-1].error[:200]})",
@@ -151,8 +167,10 @@ def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
             attempts.append(_attempt(pod, seq, first_id, started))
             if attempts[-1].acknowledged:
                 after += 1
+                crash_loop = ""
             else:
                 after = 0
+                crash_loop = server_failure(pod.get_pod() or {}) or crash_loop
                 time.sleep(RETRY_PAUSE_S)
     uptime_after = _uptime(pod)
     final = pod.get_pod() or {}
