@@ -1807,6 +1807,13 @@ def node_cmd(args) -> int:
         stop(kl.name)
         log(f"kubelet of {node.name} stopped")
         return 0
+    _start_kubelet_until_ready(node, kl)
+    log(f"node {node.name} Ready")
+    return 0
+
+
+def _start_kubelet_until_ready(node, kl) -> None:
+    """Start a node's kubelet and wait until the node reports Ready (kubelet start, power-off)."""
     start(kl)
     wait_for(
         f"node {node.name} Ready",
@@ -1816,8 +1823,6 @@ def node_cmd(args) -> int:
         kl.name,
         interval=1,
     )
-    log(f"node {node.name} Ready")
-    return 0
 
 
 def power_off(args) -> int:
@@ -1846,15 +1851,7 @@ def power_off(args) -> int:
     if not recs:
         print(f"{node.name}: no LazyFS mount published here: nothing dropped")
     sys.stdout.flush()
-    start(kl)
-    wait_for(
-        f"node {node.name} Ready",
-        lambda: node_ready(node.name),
-        180,
-        kl.logfile,
-        kl.name,
-        interval=1,
-    )
+    _start_kubelet_until_ready(node, kl)
     log(f"node {node.name} powered on again and Ready")
     return 0
 

@@ -21,12 +21,13 @@ the parameter named in its events.
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+
+from tests.e2e.conftest import power_off
 
 CLUSTER_DIR = Path(__file__).resolve().parents[1] / "cluster"
 sys.path.insert(0, str(CLUSTER_DIR))
@@ -119,13 +120,7 @@ def _power_cut(cluster, namespace: str, cls: str) -> tuple[str, str, str]:
             seen = r.stdout
             break
         time.sleep(1)
-    r = subprocess.run(
-        [sys.executable, str(CLUSTER_DIR / "harness.py"), "power-off", node],
-        capture_output=True,
-        text=True,
-        timeout=400,
-    )
-    assert r.returncode == 0, f"power-off {node} failed:\n{r.stdout}\n{r.stderr}"
+    printed = power_off(node)
     cluster.kubectl_run(
         "-n", namespace, "delete", "pod", "writer", "--wait=true", "--timeout=120s", timeout=180
     )
@@ -140,7 +135,7 @@ def _power_cut(cluster, namespace: str, cls: str) -> tuple[str, str, str]:
     while _leftovers(pv) and time.monotonic() < deadline:
         time.sleep(1)
     assert _leftovers(pv) == [], "a LazyFS daemon, mount or record outlived its pods"
-    return seen, r.stdout, after
+    return seen, printed, after
 
 
 def test_power_off_loses_what_was_not_fsynced_on_lazyfs(

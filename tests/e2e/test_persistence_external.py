@@ -12,30 +12,18 @@ import re
 import signal
 
 from tests.conftest import finish_cli, run_cli, start_cli, wait_for_stderr
-from tests.e2e.conftest import HOSTPATH_CLASS, PERSISTENCE_OBJECTS, managed
+from tests.e2e.conftest import (
+    HOSTPATH_CLASS,
+    PERSISTENCE_OBJECTS,
+    external_persistence_args,
+    managed,
+)
 
 INSTRUCTION = "DO THE DISRUPTION NOW"
 
 
 def _args(cluster, namespace: str, timeout: str) -> tuple[str, ...]:
-    return (
-        "validate-persistence",
-        "--image",
-        cluster.mariadb_image,
-        "--timeout",
-        timeout,
-        "-n",
-        namespace,
-        "-s",
-        HOSTPATH_CLASS,
-        "--rows",
-        "20",
-        "--no-fsync-probe",
-        "--disruptions",
-        "external",
-        "-o",
-        "json",
-    )
+    return external_persistence_args(cluster, namespace, HOSTPATH_CLASS, timeout)
 
 
 def test_external_server_kill_passes_with_a_measured_stall(cluster, namespace) -> None:
