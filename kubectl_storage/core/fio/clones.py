@@ -44,6 +44,7 @@ from kubectl_storage.core.fio.results import (
     FioJobResult,
     FioResult,
 )
+from kubectl_storage.core.fio.steady_state import combine_steady_states
 
 #: Per-direction blocks of a fio job dict that clones add up.
 _DIRECTION_KEYS: tuple[str, ...] = ("read", "write", "trim", "mixed")
@@ -103,6 +104,7 @@ def merge_clones(clones: Sequence[FioJobResult]) -> FioJobResult:
         clones=len(clones),
         percentile_merge=method,
         clone_raws=tuple(clone.raw for clone in clones),
+        steady_state=combine_steady_states([clone.steady_state for clone in clones]),
     )
 
 

@@ -43,6 +43,7 @@ from kubectl_storage.core.fio.results import (
     FioResult,
     FioSyncResult,
 )
+from kubectl_storage.core.fio.steady_state import parse_steady_state
 
 #: Directions fio reports per job (``sync`` is a different shape, see
 #: :class:`~kubectl_storage.core.fio.results.FioSyncResult`).
@@ -127,23 +128,30 @@ def parse_fio_document(document: Mapping[str, Any]) -> FioResult:
     jobs_value = document.get("jobs")
     if not isinstance(jobs_value, list):
         raise FioOutputError("fio JSON has no 'jobs' list")
-    jobs = tuple(_parse_job(index, job) for index, job in enumerate(jobs_value))
+    global_options = _string_map(document.get("global options"))
+    jobs = tuple(
+        parse_fio_job(job, index=index, global_options=global_options)
+        for index, job in enumerate(jobs_value)
+    )
     disk_util = tuple(_parse_disk_util(entry) for entry in document.get("disk_util") or [])
     return FioResult(
         fio_version=str(document.get("fio version", "unknown")),
         jobs=jobs,
         disk_util=disk_util,
-        global_options=_string_map(document.get("global options")),
+        global_options=global_options,
         raw=document,
     )
 
 
-def parse_fio_job(job: Mapping[str, Any], *, index: int = 0) -> FioJobResult:
+def parse_fio_job(
+    job: Mapping[str, Any], *, index: int = 0, global_options: Mapping[str, str] | None = None
+) -> FioJobResult:
     """Parse one entry of fio's ``jobs`` list.
 
     Args:
         job: the job's dict as fio printed it (or one merged the way fio merges clones).
         index: its position, for the fallback name ``job<index>`` and error messages.
+        global_options: the run's ``global options``, under the job's own (for ``ss_ramp``).
 
     Returns:
         The parsed job.
@@ -156,22 +164,20 @@ def parse_fio_job(job: Mapping[str, Any], *, index: int = 0) -> FioJobResult:
         raise FioOutputError(f"fio JSON job #{index} is not an object")
     directions = {name: _parse_direction(job.get(name)) for name in DIRECTIONS}
     mixed = job.get("mixed")
+    job_options = _string_map(job.get("job options"))
     return FioJobResult(
         name=str(job.get("jobname", f"job{index}")),
         error=_as_int(job.get("error")),
         read=directions["read"],
         write=directions["write"],
         trim=directions["trim"],
-        job_options=_string_map(job.get("job options")),
+        job_options=job_options,
         raw=job,
         mixed=_parse_direction(mixed) if isinstance(mixed, dict) else None,
         sync=_parse_sync(job.get("sync")),
         group_id=_as_int(job.get("groupid")),
+        steady_state=parse_steady_state(job, {**(global_options or {}), **job_options}),
     )
-
-
-def _parse_job(index: int, job: Any) -> FioJobResult:
-    return parse_fio_job(job, index=index)
 
 
 def _parse_sync(section: Any) -> FioSyncResult | None:

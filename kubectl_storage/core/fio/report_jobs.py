@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: Keys of a job that are not metrics.
-_JOB_KEYS = ("name", "error", "repeats", "clones", "percentile_merge", "raw")
+_JOB_KEYS = ("name", "error", "repeats", "clones", "percentile_merge", "raw", "steady_state")
 
 
 def number(value: Any) -> float | None:
@@ -40,6 +40,9 @@ class FioJobSummary:
         percentile_merge: how clones' percentiles were merged (``exact``, ``upper-bound``),
             ``None`` without clones.
         raw: fio's own job dicts, one entry per run.
+        steady_state: fio's steady-state answer over the runs
+            (:func:`~kubectl_storage.core.fio.steady_state.merge_steady_dicts`), ``None`` when
+            the job did not ask.
     """
 
     name: str
@@ -49,6 +52,7 @@ class FioJobSummary:
     metrics: Mapping[str, float | None] = field(default_factory=dict)
     percentile_merge: str | None = None
     raw: tuple[Any, ...] = ()
+    steady_state: Mapping[str, Any] | None = None
 
     def value(self, metric: str) -> float | None:
         """The mean of ``metric`` (``read_iops``), ``None`` when not measured."""
@@ -63,7 +67,8 @@ class FioJobSummary:
         return bool(self.value(f"{direction}_iops"))
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON shape: name, error, repeats, clones, the metrics, percentile_merge, raw."""
+        """JSON shape: name, error, repeats, clones, the metrics, percentile_merge, raw,
+        steady_state."""
         entry: dict[str, Any] = {
             "name": self.name,
             "error": self.error,
@@ -73,12 +78,14 @@ class FioJobSummary:
         entry.update(self.metrics)
         entry["percentile_merge"] = self.percentile_merge
         entry["raw"] = list(self.raw)
+        entry["steady_state"] = None if self.steady_state is None else dict(self.steady_state)
         return entry
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> FioJobSummary:
         """Read a job back; every key that is not one of the fixed ones is a metric."""
         merge = data.get("percentile_merge")
+        steady = data.get("steady_state")
         return cls(
             name=str(data.get("name", "")),
             error=int(number(data.get("error")) or 0),
@@ -87,4 +94,5 @@ class FioJobSummary:
             metrics={k: number(v) for k, v in data.items() if k not in _JOB_KEYS},
             percentile_merge=str(merge) if merge else None,
             raw=tuple(data.get("raw") or ()),
+            steady_state=dict(steady) if isinstance(steady, Mapping) else None,
         )

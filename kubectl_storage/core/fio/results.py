@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from kubectl_storage.core.fio.steady_state import FioSteadyState
+
 #: Percentiles reported everywhere (fio's ``percentile_list`` must include them to get values).
 REPORTED_PERCENTILES: tuple[float, ...] = (50.0, 95.0, 99.0, 99.9)
 
@@ -137,6 +139,8 @@ class FioJobResult:
             histograms, ``--output-format=json+``) or ``"upper-bound"`` (the largest clone's
             value); ``None`` for a single job.
         clone_raws: fio's own dicts of the clones, in fio's order; empty for a single job.
+        steady_state: the job's ``steadystate=`` request and fio's answer, ``None`` when it did
+            not ask (:mod:`kubectl_storage.core.fio.steady_state`).
     """
 
     name: str
@@ -152,6 +156,7 @@ class FioJobResult:
     clones: int = 1
     percentile_merge: str | None = None
     clone_raws: tuple[Mapping[str, Any], ...] = ()
+    steady_state: FioSteadyState | None = None
 
     @property
     def failed(self) -> bool:
@@ -223,10 +228,12 @@ def job_contract(job: FioJobResult) -> dict[str, Any]:
     ``<dir>_clat_mean_us``, ``<dir>_clat_p50_us``, ``<dir>_clat_p95_us``, ``<dir>_clat_p99_us``,
     ``<dir>_clat_p99_9_us``, ``<dir>_lat_mean_us``, then ``sync_total_ios``,
     ``sync_lat_mean_us``, ``sync_lat_p50_us``, ``sync_lat_p95_us``, ``sync_lat_p99_us``,
-    ``sync_lat_p99_9_us``, ``percentile_merge``, then ``raw``. Latencies not collected are
-    ``None`` (``null`` in JSON); every ``mixed_*`` value is ``None`` unless fio reported a
-    ``mixed`` direction, every ``sync_*`` value unless the job made sync calls. ``raw`` is
-    fio's dict for the job, or the list of the clones' dicts when ``clones`` > 1.
+    ``sync_lat_p99_9_us``, ``percentile_merge``, then ``raw``, then ``steady_state`` (``None``
+    when the job did not ask fio for steady state, else :meth:`FioSteadyState.to_dict`).
+    Latencies not collected are ``None`` (``null`` in JSON); every ``mixed_*`` value is
+    ``None`` unless fio reported a ``mixed`` direction, every ``sync_*`` value unless the job
+    made sync calls. ``raw`` is fio's dict for the job, or the list of the clones' dicts when
+    ``clones`` > 1.
 
     Args:
         job: a parsed job.
@@ -247,4 +254,5 @@ def job_contract(job: FioJobResult) -> dict[str, Any]:
         contract["raw"] = [dict(raw) for raw in job.clone_raws]
     else:
         contract["raw"] = dict(job.raw)
+    contract["steady_state"] = None if job.steady_state is None else job.steady_state.to_dict()
     return contract

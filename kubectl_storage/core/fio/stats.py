@@ -57,6 +57,7 @@ from kubectl_storage.core.fio.results import (
     job_contract,
 )
 from kubectl_storage.core.fio.setup import TargetSetup
+from kubectl_storage.core.fio.steady_state import merge_steady_dicts
 
 #: Metric keys averaged over repeats: every numeric per-direction and sync value.
 _AVERAGED_METRICS: tuple[str, ...] = tuple(
@@ -106,7 +107,7 @@ def merge_repeats(runs: Sequence[Sequence[Mapping[str, Any]]]) -> list[dict[str,
     clones added up inside each run (1 for a plain job), ``percentile_merge`` how the clones'
     percentiles were merged (``exact``, ``upper-bound`` if any run could only bound them, or
     ``None``), and ``raw`` the list of fio's job dicts, one per run (for clones, each entry is
-    the list of the clones' dicts).
+    the list of the clones' dicts), then ``steady_state`` (:func:`merge_steady_dicts`).
 
     Args:
         runs: for each run, its job dicts (:func:`job_contract` output).
@@ -147,6 +148,7 @@ def merge_repeats(runs: Sequence[Sequence[Mapping[str, Any]]]) -> list[dict[str,
             else (methods[0] if methods else None)
         )
         entry["raw"] = [job.get("raw") for job in jobs]
+        entry["steady_state"] = merge_steady_dicts([job.get("steady_state") for job in jobs])
         merged.append(entry)
     return merged
 

@@ -310,7 +310,7 @@ def test_job_contract_keys_units_and_raw() -> None:
     expected_keys += [f"write_{metric}" for metric in metrics]
     expected_keys += [f"mixed_{metric}" for metric in metrics]
     expected_keys += [f"sync_{metric}" for metric in sync]
-    expected_keys += ["percentile_merge", "raw"]
+    expected_keys += ["percentile_merge", "raw", "steady_state"]
     assert list(contract) == expected_keys
     assert contract["clones"] == 1
     assert contract["percentile_merge"] is None

@@ -90,7 +90,7 @@ def test_merge_repeats_means_stddevs_and_raw_per_run() -> None:
     keys = list(read)
     assert keys[:3] == ["name", "error", "repeats"]
     assert keys.index("read_iops_stddev") == keys.index("read_iops") + 1
-    assert keys[-1] == "raw"
+    assert keys[-2:] == ["raw", "steady_state"]  # steady_state appended (issue 23 item 2)
 
 
 def test_merge_repeats_keeps_the_first_error() -> None:
