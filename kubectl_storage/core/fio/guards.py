@@ -58,6 +58,10 @@ The rules and their thresholds:
     Any other error number fio reported for a job.
 ``fio.no-io``
     A job without error that reported no I/O in any direction.
+``fio.not-steady`` / ``fio.steady`` (info)
+    A job asked fio for steady state (``steadystate=``) and ran to its runtime without fio
+    finding it steady (suspect), or attained it (info, with the time it took); nothing for a
+    job that did not ask (:mod:`kubectl_storage.core.fio.steady_notes`).
 ``fio.mixed-directions`` (info)
     fio reported reads and writes together under ``mixed`` (``unified_rw_reporting``): the
     numbers are in ``mixed_*`` (the table's MIXED columns), and ``read_*``/``write_*`` are
@@ -139,6 +143,7 @@ from kubectl_storage.core.fio.results import (
     FioJobResult,
     FioResult,
 )
+from kubectl_storage.core.fio.steady_notes import steady_notes
 from kubectl_storage.core.flush.timing import FlushClass, classify_flush
 from kubectl_storage.core.k8s.quantities import format_bytes
 from kubectl_storage.core.report.findings import Severity
@@ -167,6 +172,7 @@ def run_notes(
     for job in counted:
         options = {**result.global_options, **job.job_options}
         notes.extend(_job_notes(job, options, text))
+        notes.extend(steady_notes(job))
     notes.extend(unwritten_read_notes(result))
     notes.extend(text_notes(result.surrounding_text))
     return dedupe(notes)

@@ -39,6 +39,10 @@ NOTE_FASTER_THAN_LOCAL = "fio.faster-than-local-disk"
 NOTE_LOCAL_DISK = "fio.local-disk"
 NOTE_CLIENTS_PACKED = "fio.clients-packed"
 NOTE_NOT_CHECKED = "fio.not-checked"
+#: A job asked fio for steady state (``steadystate=``) and did not attain it: suspect.
+NOTE_NOT_STEADY = "fio.not-steady"
+#: A job asked fio for steady state and attained it: info.
+NOTE_STEADY = "fio.steady"
 
 #: Notes that make a class's numbers suspect.
 SUSPECT_NOTES = frozenset(
@@ -54,6 +58,7 @@ SUSPECT_NOTES = frozenset(
         NOTE_NO_IO,
         NOTE_UNWRITTEN_READ,
         NOTE_FASTER_THAN_LOCAL,
+        NOTE_NOT_STEADY,
     }
 )
 
