@@ -141,6 +141,16 @@ def fio_command(
             "them (their numbers are then marked suspect: unwritten blocks read as zeros).",
         ),
     ] = False,
+    until_steady: Annotated[
+        bool,
+        typer.Option(
+            "--until-steady",
+            help="End each timed job of a built-in profile as soon as fio finds its IOPS "
+            "steady (fio's steadystate=iops_slope:1%, ss_dur=10s, ss_ramp=5s); --runtime is "
+            "then the most each job may run (default 120 s). A job that never settles is "
+            "marked suspect (fio.not-steady).",
+        ),
+    ] = False,
     compare_local: Annotated[
         bool,
         typer.Option(
@@ -201,6 +211,13 @@ def fio_command(
             "Only there does the run write the read jobs' range first (a Filesystem volume's "
             "files are laid out by fio itself, and a job file runs as written).",
         )
+    if from_json is not None and until_steady:
+        raise UsageError(
+            "--until-steady changes how fio runs, and --from-json runs nothing: it reads a "
+            f"saved report or fio output ({from_json}), whose jobs already ran as they did",
+            "Drop --until-steady; the report still says, per job that asked fio for steady "
+            "state, whether it attained it.",
+        )
     if from_json is not None:
         report = _load_report(from_json, "--from-json")
         _finish(options, report, chart, baseline, threshold, fail_on)
@@ -234,6 +251,7 @@ def fio_command(
         spread=spread,
         prefill=not no_prefill,
         compare_local=compare_local,
+        until_steady=until_steady,
     )
     measured = options.execute(
         FIO_COMMAND, request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout

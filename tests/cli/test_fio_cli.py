@@ -312,3 +312,45 @@ def test_a_warning_exits_0_unless_fail_on_warn() -> None:
     honest = run_cli("fio", "--from-json", str(QUICK_JSON), "-o", "json", "--fail-on", "warn")
     assert honest.exit_code == 0, honest.stderr
     assert json.loads(honest.stdout)["verdict"] == "pass"
+
+
+def _quick_dry_run(*extra: str) -> object:
+    return run_cli(
+        "fio", "-s", "fast", "-z", "10Gi", "--profile", "quick", "--dry-run", "-n", "bench",
+        *extra, env=NO_CLUSTER,
+    )  # fmt: skip
+
+
+def test_until_steady_dry_run_shows_the_rendered_options() -> None:
+    result = _quick_dry_run("--until-steady")
+    assert result.exit_code == 0, result.stderr
+    job = next(iter(yaml.safe_load_all(result.stdout)))["data"]["job.fio"]
+
+    assert job.count("steadystate=iops_slope:1%\nss_dur=10s\nss_ramp=5s\n") == 2
+    assert "runtime=120\n" in job
+    plain = next(iter(yaml.safe_load_all(_quick_dry_run().stdout)))["data"]["job.fio"]
+    assert "steadystate" not in plain
+    assert "runtime=5\n" in plain
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        (["--runtime", "10"], "no full steady-state window"),
+        (["--profile", "kubestr"], "does not apply to the kubestr profile"),
+        (["--profile", "etcd"], "does not apply to the etcd profile"),
+        (["-f", "JOB"], "a job file runs as written"),
+        (["--from-json", str(QUICK_JSON)], "--from-json runs nothing"),
+    ],
+)
+def test_until_steady_is_refused_where_it_means_nothing(
+    extra: list[str], said: str, tmp_path
+) -> None:
+    if "JOB" in extra:
+        (tmp_path / "job.fio").write_text("[r]\nrw=randread\nsize=1G\n")
+        extra = ["-f", str(tmp_path / "job.fio")]
+    result = run_cli("fio", "-s", "fast", "-z", "10Gi", "--until-steady", *extra, env=NO_CLUSTER)
+
+    assert result.exit_code == 2, result.stderr
+    assert said in result.stderr
+    assert result.stdout == ""

@@ -28,6 +28,12 @@ from kubectl_storage.core.fio.profiles import (
     FioJobSpec,
     FioProfile,
 )
+from kubectl_storage.core.fio.until_steady import (
+    DEFAULT_MAX_RUNTIME_S,
+    NOT_STEADY_PROFILES,
+    shortest_max_runtime_s,
+    steady_options,
+)
 
 #: The job that writes a device's read range before the read jobs (see the module docstring).
 PREFILL_JOB_NAME = "kubectl-storage-prefill"
@@ -46,6 +52,7 @@ def render_profile(
     directory: str | None = DEFAULT_DIRECTORY,
     filename: str | None = None,
     prefill: bool = False,
+    until_steady: bool = False,
 ) -> str:
     """Render a built-in profile as fio job-file text.
 
@@ -55,7 +62,10 @@ def render_profile(
     ``directory=None``; fio then does I/O on the device itself. An override replaces the
     option wherever the profile sets it, in ``[global]`` or in a job. With ``prefill`` (a
     device only) and a profile that reads, the job :data:`PREFILL_JOB_NAME` comes first and
-    writes the range the read jobs read (:func:`prefill_job`).
+    writes the range the read jobs read (:func:`prefill_job`). With ``until_steady`` each
+    timed job (``time_based``) gets fio's ``steadystate``, ``ss_dur`` and ``ss_ramp``
+    (:mod:`kubectl_storage.core.fio.until_steady`) and ``runtime`` becomes the most it may
+    run: ``runtime_s``, or :data:`DEFAULT_MAX_RUNTIME_S`; the prefill job never gets them.
 
     Args:
         profile: a profile name from :data:`PROFILES` or a profile object.
@@ -65,17 +75,22 @@ def render_profile(
         directory: mount path of a Filesystem volume, or ``None`` for a Block volume.
         filename: test file name inside ``directory``, or the device path in Block mode.
         prefill: write the read jobs' range of the device before them.
+        until_steady: end each timed job once fio finds it steady.
 
     Returns:
         The job file text, ending with a newline.
 
     Raises:
         FioJobError: for an unknown profile, a negative or zero duration, a size fio would
-            not accept, neither ``directory`` nor ``filename``, or ``prefill`` with a
-            directory (fio lays out files itself).
+            not accept, neither ``directory`` nor ``filename``, ``prefill`` with a
+            directory (fio lays out files itself), or ``until_steady`` with a profile it does
+            not apply to or a runtime too short for fio's window.
     """
     chosen = _lookup_profile(profile)
     overrides: dict[str, str] = {}
+    if until_steady:
+        _check_until_steady(chosen, runtime_s)
+        runtime_s = DEFAULT_MAX_RUNTIME_S if runtime_s is None else runtime_s
     if runtime_s is not None:
         if runtime_s <= 0:
             raise FioJobError(f"runtime must be at least 1 second, got {runtime_s}")
@@ -108,6 +123,8 @@ def render_profile(
                 unused.pop(key, None)
                 value = overrides[key]
             job_lines.append(_option_line(key, value))
+        if until_steady and _timed(chosen, job):
+            job_lines.extend(_option_line(key, value) for key, value in steady_options())
         if first is not None and index == 0 and ("stonewall", None) not in job.options:
             job_lines.append("stonewall")  # the jobs start once the prefill has ended
     lines = [f"; kubectl-storage fio profile '{chosen.name}': {chosen.description}", "[global]"]
@@ -158,6 +175,23 @@ def prefill_job(
         prefill.append(("size", max(sizes, key=lambda text: sizes[text] or 0)))
     prefill += [("offset", "0"), ("time_based", "0"), ("runtime", "0"), ("ramp_time", "0")]
     return FioJobSpec(PREFILL_JOB_NAME, tuple(prefill))
+
+
+def _check_until_steady(profile: FioProfile, runtime_s: int | None) -> None:
+    why = NOT_STEADY_PROFILES.get(profile.name)
+    if why is not None:
+        raise FioJobError(f"--until-steady does not apply to the {profile.name} profile: {why}")
+    shortest = shortest_max_runtime_s()
+    if runtime_s is not None and runtime_s < shortest:
+        raise FioJobError(
+            f"with --until-steady, --runtime is the most each job may run, and {runtime_s} s "
+            f"leaves fio no full steady-state window (ss_ramp + ss_dur + 1 s = {shortest} s)"
+        )
+
+
+def _timed(profile: FioProfile, job: FioJobSpec) -> bool:
+    options = dict(profile.global_options) | dict(job.options)
+    return "time_based" in options and options["time_based"] in (None, "1")
 
 
 def _lookup_profile(profile: str | FioProfile) -> FioProfile:

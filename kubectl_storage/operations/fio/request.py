@@ -53,6 +53,8 @@ class FioRequest:
     prefill: bool = True
     #: Also run the jobs on an emptyDir on the node's own disk, and compare (--compare-local).
     compare_local: bool = False
+    #: End each timed job of a built-in profile once fio finds it steady (--until-steady).
+    until_steady: bool = False
 
     @property
     def block(self) -> bool:
@@ -102,6 +104,10 @@ def build_job_text(request: FioRequest) -> str:
             directory=None if block else DEFAULT_DIRECTORY,
             filename=BLOCK_DEVICE_PATH if block else None,
             prefill=block and request.prefill,
+            until_steady=request.until_steady,
         )
     except FioJobError as exc:
-        raise UsageError(str(exc), "Check --runtime and --ramp-time.") from exc
+        fix = "Check --runtime and --ramp-time."
+        if request.until_steady:
+            fix = "Drop --until-steady, or use the default, quick or database profile."
+        raise UsageError(str(exc), fix) from exc

@@ -59,6 +59,13 @@ def validate_fio(request: FioRequest) -> None:
     if request.storage_classes and request.pvc:
         raise UsageError("give either -s/--storage-class or --pvc, not both", "")
     _validate_clients(request)
+    if request.until_steady and request.job_file:
+        raise UsageError(
+            "--until-steady renders fio's steady-state options into the built-in profiles' "
+            f"timed jobs; a job file runs as written, and {request.job_file} is yours",
+            "Put steadystate=, ss_dur= and ss_ramp= in the job file itself (fio(1), 'Steady "
+            "state'): the report then says per job whether fio found it steady.",
+        )
     job_text = build_job_text(request)
     _validate_placement(request, job_text)
     if request.compare_local:

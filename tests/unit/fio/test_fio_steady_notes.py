@@ -86,3 +86,18 @@ def test_a_job_that_did_not_ask_gets_no_steady_note() -> None:
     assert all(steady_notes(job) == [] for job in result.jobs)
     assert not {NOTE_STEADY, NOTE_NOT_STEADY} & {note.id for note in notes}
     assert confidence(notes) == CONFIDENCE_TRUSTED
+
+
+def test_quick_profile_until_steady_on_ext4_is_trusted_and_says_how_long() -> None:
+    # The quick profile rendered with until_steady=True, run on ext4 (runtime=120, the maximum).
+    result = parse_fio_output(load("fio-3.33-quick-profile-until-steady-ext4-json+.json"))
+
+    notes = run_notes(result)
+
+    assert [(note.id, note.job) for note in notes] == [
+        (NOTE_STEADY, "read_iops"),
+        (NOTE_STEADY, "write_iops"),
+    ]
+    assert "attained in 18.0 s" in notes[0].message
+    assert "attained in 19.0 s" in notes[1].message
+    assert confidence(notes) == CONFIDENCE_TRUSTED
