@@ -197,11 +197,12 @@ def test_empty_dir_control_reports_the_loss(cluster, namespace) -> None:
         "--volume-type",
         "emptyDir",
         "--disruptions",
-        "restart",
+        "restart,crash",
         "--rows",
         "50",
     )
-    # The control lost the rows in restart, as it must: the check sees a loss (exit 0).
+    # The control lost the rows in restart, as it must: the check sees a loss (exit 0). It
+    # names the requested disruption it cannot judge (crash), and only that one.
     assert result.exit_code == 0, result.stderr
     assert (
         "PASS (control): committed data was lost on the emptyDir volume in restart, as a "
@@ -209,6 +210,7 @@ def test_empty_dir_control_reports_the_loss(cluster, namespace) -> None:
     ) in result.stdout
     assert "50 of 50 rows missing" in result.stdout
     assert "Control cannot judge crash: a container restart keeps the pod" in result.stdout
+    assert "Control cannot judge external" not in result.stdout
     assert "Traceback" not in result.stderr
     assert managed(cluster, namespace, PERSISTENCE_OBJECTS) == []
 
