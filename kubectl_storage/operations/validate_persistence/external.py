@@ -48,6 +48,8 @@ COMMITS_AFTER_RECOVERY = 3
 #: Commits acknowledged before the instruction is printed, so the server's Uptime and the
 #: stall's baseline are read before anything the user does (a prompt kill raced them).
 COMMITS_BEFORE_INSTRUCTION = 3
+#: Seconds the server container's restart count may take to reach the API after a disruption.
+RESTART_COUNT_WAIT_S = 15
 #: Pause after a failed attempt (no pause between acknowledged ones).
 RETRY_PAUSE_S = 1.0
 
@@ -84,6 +86,27 @@ def _uptime(pod: MysqlPod) -> float | None:
     except StorageToolError:
         return None
     return parse_uptime(result.stdout) if result.exit_code == 0 else None
+
+
+def _settled_pod(
+    pod: MysqlPod, uid: str | None, restarts: int | None, restarted: bool, *, wait: bool
+) -> tuple[JsonDict, bool]:
+    """The pod at the end, and whether its server container restarted during the phase.
+
+    The kubelet posts a container's restart to the API a moment after the restart (seconds on a
+    loaded node: a CI run saw the server back and three commits acknowledged before the count
+    moved). So after a disruption the count is given up to :data:`RESTART_COUNT_WAIT_S` to
+    catch up, unless the pod was recreated or the restart was already seen."""
+    deadline = time.monotonic() + (RESTART_COUNT_WAIT_S if wait else 0)
+    while True:
+        final = pod.get_pod() or {}
+        final_restarts = _restarts(final)
+        restarted = restarted or (
+            restarts is not None and final_restarts is not None and final_restarts > restarts
+        )
+        if restarted or uid_of(final) != uid or time.monotonic() >= deadline:
+            return final, restarted
+        time.sleep(1)
 
 
 def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
@@ -173,11 +196,7 @@ def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
                 crash_loop = server_failure(pod.get_pod() or {}) or crash_loop
                 time.sleep(RETRY_PAUSE_S)
     uptime_after = _uptime(pod)
-    final = pod.get_pod() or {}
-    final_restarts = _restarts(final)
-    restarted = restarted or (
-        restarts is not None and final_restarts is not None and final_restarts > restarts
-    )
+    final, restarted = _settled_pod(pod, uid, restarts, restarted, wait=disrupted)
     observed = observed_disruption(
         attempts,
         pod_recreated=recreated or uid_of(final) != uid,
