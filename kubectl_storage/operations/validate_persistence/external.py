@@ -21,6 +21,7 @@ import time
 
 from kubectl_storage.core.k8s.objects import JsonDict, dig
 from kubectl_storage.core.validate_persistence.external import (
+    UPTIME_SLACK_S,
     UPTIME_SQL,
     Attempt,
     account_attempts,
@@ -50,6 +51,11 @@ COMMITS_AFTER_RECOVERY = 3
 COMMITS_BEFORE_INSTRUCTION = 3
 #: Seconds the server container's restart count may take to reach the API after a disruption.
 RESTART_COUNT_WAIT_S = 15
+#: Seconds between the Uptime baseline and the instruction: a restart right after the prompt
+#: must leave the server younger than the baseline by more than the comparison's slack (with
+#: 0.4 s of lead a kill at the prompt restarted the server too soon after the baseline to tell,
+#: and CI saw no server-restarted).
+BASELINE_LEAD_S = 2 * UPTIME_SLACK_S
 #: Pause after a failed attempt (no pause between acknowledged ones).
 RETRY_PAUSE_S = 1.0
 
@@ -130,7 +136,10 @@ def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
     attempts: list[Attempt] = []
     seq = 0
     # a few commits first: whatever the user does then comes after the baseline readings
-    while sum(a.acknowledged for a in attempts) < COMMITS_BEFORE_INSTRUCTION:
+    while (
+        sum(a.acknowledged for a in attempts) < COMMITS_BEFORE_INSTRUCTION
+        or time.monotonic() < uptime_read + BASELINE_LEAD_S
+    ):
         if time.monotonic() >= started + timeout:
             break
         seq += 1
