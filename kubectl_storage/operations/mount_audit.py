@@ -55,7 +55,8 @@ def audit_files(
     paths: Sequence[str | Path], node_name: str | None, profile: str | None
 ) -> MountAuditReport:
     """Audit captured files: mountinfo, /proc/mounts, ``mount``, ``nfsstat -m``, mountstats,
-    and ``kubectl get … -o json|yaml`` captures of pods, PVs, PVCs and StorageClasses.
+    kernel logs (``dmesg``, ``journalctl -k``), and ``kubectl get … -o json|yaml`` captures of
+    pods, PVs, PVCs and StorageClasses.
 
     The files are one node's unless ``NODE=FILE`` says otherwise
     (:func:`~kubectl_storage.operations.node_capture.read_capture_files`).
@@ -71,15 +72,16 @@ def classify_mount_file(path: Path, text: str) -> str:
     """The capture kind of one ``--from-file`` input (``mountinfo``, ``mountstats``, ...).
 
     Raises:
-        UsageError: the file is no mount table, ``nfsstat -m`` or mountstats output.
+        UsageError: the file is no mount table, ``nfsstat -m``, mountstats output or kernel
+            log.
     """
     kind = mount_file_kind(text)
     if kind is None:
         raise unknown_format(
             path,
             text,
-            "not a mount table, nfsstat -m or mountstats output",
-            "Give /proc/<pid>/mountinfo, /proc/mounts, `mount` or `nfsstat -m` output, or "
-            "/proc/<pid>/mountstats.",
+            "not a mount table, nfsstat -m, mountstats output or kernel log",
+            "Give /proc/<pid>/mountinfo, /proc/mounts, `mount` or `nfsstat -m` output, "
+            "/proc/<pid>/mountstats, or the node's kernel log (`dmesg`, `journalctl -k`).",
         )
     return kind

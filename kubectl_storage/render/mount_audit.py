@@ -25,10 +25,17 @@ def write_mount_audit_table(report: MountAuditReport, out: TextIO, wide: bool = 
     nodes = report.nodes
     write_table(
         [
-            [node.node, node.kernel or "-", len(node.mounts), len(node.volumes), node.status]
+            [
+                node.node,
+                node.kernel or "-",
+                len(node.mounts),
+                len(node.volumes),
+                "-" if node.kernel_log is None else node.kernel_log.source,
+                node.status,
+            ]
             for node in nodes
         ],
-        ["node", "kernel", "nfs mounts", "volumes", "status"],
+        ["node", "kernel", "nfs mounts", "volumes", "kernel log", "status"],
         out,
         title="Nodes",
     )
@@ -36,11 +43,12 @@ def write_mount_audit_table(report: MountAuditReport, out: TextIO, wide: bool = 
     _write_mounts(nodes, out, wide)
     out.write("\n")
     _write_volumes(nodes, out, wide)
+    _write_kernel_events(nodes, out)
     write_findings(
-        (
-            (f"{node.node} {mount.label}", finding)
-            for node, mount, finding in report.subject_findings()
-        ),
+        [
+            *((f"{node.node} {mount.label}", f) for node, mount, f in report.subject_findings()),
+            *((f"{node.node} {subject}", f) for node, subject, f in report.kernel_findings()),
+        ],
         out,
     )
     write_warnings(nodes, out)
@@ -116,6 +124,36 @@ def _write_volumes(nodes: Sequence[MountAuditNode], out: TextIO, wide: bool) -> 
                 row += [owner.kind, volume.mountpoint]
             rows.append(row)
     write_table(rows, headers, out, title="Pod volumes")
+
+
+def _write_kernel_events(nodes: Sequence[MountAuditNode], out: TextIO) -> None:
+    """The kernel log's storage events, one row per device (or NFS server) and family; only
+    when there are any."""
+    rows: list[list[object]] = []
+    for node in nodes:
+        health = node.kernel_log
+        if health is None:
+            continue
+        for group in (*health.events, *health.nfs_servers):
+            rows.append(
+                [
+                    node.node,
+                    group.last_at or "-",
+                    group.kind,
+                    group.where,
+                    group.count,
+                    group.state or "-",
+                    ",".join(finding.id for finding in group.findings) or "-",
+                ]
+            )
+    if rows:
+        out.write("\n")
+        write_table(
+            rows,
+            ["node", "last", "event", "device or server", "count", "now", "findings"],
+            out,
+            title="Kernel log",
+        )
 
 
 def _op_value(stats: MountCounters | None, op: str, counter: OpCounter) -> str:

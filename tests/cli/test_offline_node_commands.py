@@ -58,6 +58,9 @@ MOUNT_NODE_KEYS = [
     "volumes",
     "warnings",
     "unread_lines",  # issue 22: lines of captured files not read (each a warning)
+    "kernel_log",  # issue 22 item 4: the kernel log read (null when none), its events
+    "kernel_events",
+    "nfs_servers",
 ]
 MOUNT_KEYS = [
     "server",
@@ -525,6 +528,39 @@ def test_usage_errors_exit_2_with_empty_stdout(args: list[str], message: str) ->
     assert result.stderr.startswith("error: ")
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+KERNEL_LOG = FIXTURES / "kernel_log"
+
+
+def test_a_kernel_log_beside_the_mount_table_shows_a_volume_still_read_only() -> None:
+    """Captured together on this machine's 6.18 kernel: an ext4 error under errors=remount-ro
+    (kmsg and dmesg) and the mountinfo after it (rw, emergency_ro). A file has no clock, so the
+    age is unknown; the state now decides the severity."""
+    table = KERNEL_LOG / "this-vm-ext4-trigger-after-error.mountinfo"
+    for log in ("this-vm-ext4-trigger.kmsg", "this-vm-ext4-trigger.dmesg"):
+        code, report = run_json(
+            "mount-audit", "--from-file", str(table), "--from-file", str(KERNEL_LOG / log)
+        )
+        assert code == 1, report  # an error finding: --fail-on error
+        (node,) = report["nodes"]
+        assert node["kernel_log"]["source"] == "file"
+        (event,) = node["kernel_events"]
+        assert (event["subject"], event["state"]) == ("loop0", "still-read-only")
+        assert [f["id"] for f in event["findings"]] == ["KLOG001"]
+        assert report["verdict"] == "fail"
+    # Mounted again since: information only, exit 0.
+    again = KERNEL_LOG / "this-vm-ext4-trigger-after-mount-again.mountinfo"
+    code, report = run_json(
+        "mount-audit",
+        "--from-file",
+        str(again),
+        "--from-file",
+        str(KERNEL_LOG / "this-vm-ext4-trigger.kmsg"),
+    )
+    assert code == 0
+    (event,) = report["nodes"][0]["kernel_events"]
+    assert [(f["id"], f["severity"]) for f in event["findings"]] == [("KLOG004", "info")]
 
 
 def test_dry_run_with_named_nodes_needs_no_cluster() -> None:

@@ -305,12 +305,19 @@ def build_node_inspection_pod(
     iscsid states and multipathd answers nothing; seen on the node lab's real node).
     """
     # Root in the container: /proc/1/mountstats and chroot into the host need it, and the
-    # toolbox image's default user is 1000. Capabilities are still dropped unless privileged.
+    # toolbox image's default user is 1000. Capabilities are dropped unless privileged, all but
+    # SYSLOG: dmesg reads the kernel log through syslog(2), which needs it where
+    # kernel.dmesg_restrict is 1 (Debian, Ubuntu, RHEL); it grants reading, not writing, the log.
     container_sc: JsonDict = {"readOnlyRootFilesystem": True, "runAsUser": 0, "runAsNonRoot": False}
     if privileged:
         container_sc["privileged"] = True
     else:
-        container_sc.update({"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}})
+        container_sc.update(
+            {
+                "allowPrivilegeEscalation": False,
+                "capabilities": {"drop": ["ALL"], "add": ["SYSLOG"]},
+            }
+        )
     return {
         "apiVersion": "v1",
         "kind": "Pod",

@@ -27,6 +27,9 @@ from kubectl_storage.core.mount_audit.report import (
 )
 from kubectl_storage.core.mount_audit.rules import NodeFacts, audit_mounts
 from kubectl_storage.core.nodes.capture import NodeCapture, first_line, line_warnings
+from kubectl_storage.core.nodes.kernel_health import SECTION as KERNEL_LOG
+from kubectl_storage.core.nodes.kernel_health import is_kernel_log
+from kubectl_storage.core.nodes.kernel_log_rules import assess_kernel_log
 from kubectl_storage.core.nodes.kubelet_paths import KIND_BLOCK, KIND_GLOBAL_MOUNT, KIND_POD_VOLUME
 from kubectl_storage.core.nodes.mount_model import (
     FORMAT_MOUNTINFO,
@@ -59,10 +62,11 @@ _NOT_STORAGE_PLUGINS = frozenset(
 
 def mount_file_kind(text: str) -> str | None:
     """The capture kind of one ``--from-file`` input (``mountinfo``, ``mountstats``,
-    ``mount-table``), or None when it is no mount table, ``nfsstat -m`` or mountstats."""
+    ``mount-table``, ``kernel-log``), or None when it is no mount table, ``nfsstat -m``,
+    mountstats or kernel log."""
     fmt = detect_mount_format(text)
     if fmt == FORMAT_UNKNOWN:
-        return None
+        return KERNEL_LOG if is_kernel_log(text) else None
     if fmt in (FORMAT_MOUNTINFO, FORMAT_MOUNTSTATS):
         return fmt
     return "mount-table"
@@ -124,6 +128,12 @@ def build_node_report(
             max_session_slots=_int(params.get("nfs.max_session_slots")),
         ),
     )
+    log_text = "\n".join(capture.all(KERNEL_LOG))
+    kernel_log = (
+        assess_kernel_log(log_text, mounts, owners, kernel_release=kernel)
+        if log_text and error is None
+        else None
+    )
     stats_by_audit = match_stats([audit.mount for audit in audits], stats)
     warnings.extend(_unmatched_stats(capture, stats, stats_by_audit))
     return MountAuditNode(
@@ -143,6 +153,7 @@ def build_node_report(
         volumes=volume_list(mounts, owners),
         warnings=tuple(warnings),
         unread_lines=len(skipped),
+        kernel_log=kernel_log,
     )
 
 

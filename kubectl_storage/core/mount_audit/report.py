@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from kubectl_storage.core.mount_audit.mountstats import NfsMountStats, OpStats
 from kubectl_storage.core.mount_audit.rules import MountAudit
+from kubectl_storage.core.nodes.kernel_health import KernelHealth
 from kubectl_storage.core.nodes.mount_model import OptionValue
 from kubectl_storage.core.nodes.volume_owners import VolumeOwner
 from kubectl_storage.core.report.envelope import report_envelope
@@ -219,7 +220,7 @@ class PodVolume:
 class MountAuditNode:
     """One node's part of the report; ``error`` says why the node could not be read.
     ``unread_lines`` counts the lines of captured files that could not be read (each is named
-    in ``warnings``)."""
+    in ``warnings``). ``kernel_log`` is the kernel-log health (None: no log was read or given)."""
 
     node: str
     error: str | None
@@ -230,6 +231,7 @@ class MountAuditNode:
     volumes: tuple[PodVolume, ...]
     warnings: tuple[str, ...]
     unread_lines: int = 0
+    kernel_log: KernelHealth | None = None
 
     @property
     def status(self) -> str:
@@ -240,7 +242,14 @@ class MountAuditNode:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape: node, error, kernel, inputs, nfs_parameters, mounts, volumes, warnings,
-        unread_lines."""
+        unread_lines, then kernel_log, kernel_events and nfs_servers (see
+        :meth:`~kubectl_storage.core.nodes.kernel_health.KernelHealth.to_dict`; null and empty
+        when no kernel log was read)."""
+        health = (
+            self.kernel_log.to_dict()
+            if self.kernel_log is not None
+            else {"kernel_log": None, "kernel_events": [], "nfs_servers": []}
+        )
         return {
             "node": self.node,
             "error": self.error,
@@ -251,6 +260,7 @@ class MountAuditNode:
             "volumes": [volume.to_dict() for volume in self.volumes],
             "warnings": list(self.warnings),
             "unread_lines": self.unread_lines,
+            **health,
         }
 
 
@@ -289,8 +299,17 @@ class MountAuditReport:
 
     @property
     def findings(self) -> tuple[Finding, ...]:
-        """Every finding of every mount of every node (for --fail-on)."""
-        return tuple(finding for _, _, finding in self.subject_findings())
+        """Every finding of every mount of every node, then the kernel log's (for --fail-on)."""
+        mounts = (finding for _, _, finding in self.subject_findings())
+        kernel = (finding for _, _, finding in self.kernel_findings())
+        return (*mounts, *kernel)
+
+    def kernel_findings(self) -> Iterator[tuple[MountAuditNode, str, Finding]]:
+        """Each kernel-log finding with its node and subject (a device, a server, the log)."""
+        for node in self.nodes:
+            if node.kernel_log is not None:
+                for subject, finding in node.kernel_log.subject_findings():
+                    yield node, subject, finding
 
     def subject_findings(self) -> Iterator[tuple[MountAuditNode, AuditedMount, Finding]]:
         """Each finding with its node and mount, in report order."""

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import re
 
+from kubectl_storage.core.nodes.kernel_health import HEADER as KERNEL_LOG_HEADER
+from kubectl_storage.core.nodes.kernel_health import PREFILTER as KERNEL_LOG_PREFILTER
+
 SECTION_MARKER = "==> kubectl-storage:"
 
 #: Sections every inspection collects, and those only the iSCSI command needs.
-MOUNT_SECTIONS = ("kernel", "mountinfo", "mountstats", "nfs-params")
+MOUNT_SECTIONS = ("kernel", "mountinfo", "mountstats", "nfs-params", "kernel-log")
 ISCSI_SECTIONS = (
     "kernel",
     "tools",
@@ -40,6 +43,24 @@ _SCRIPT_PARTS = {
     "nfs-params": (
         "for f in /sys/module/nfs/parameters/* /sys/module/sunrpc/parameters/*; do "
         'kv "$f"; done; true'
+    ),
+    # The kernel log, read-only, from the first source that answers: /dev/kmsg without blocking
+    # (privileged pods), the host's journal (this boot; privileged pods can chroot), else dmesg
+    # (syslog(2): CAP_SYSLOG). Only the lines kernel_health.PREFILTER keeps leave the node (a
+    # kmsg record's property lines go with it); the header gives the clock to date them by.
+    "kernel-log": (
+        "u=$(cut -d' ' -f1 /proc/uptime); b=$(sed -n 's/^btime //p' /proc/stat); o=; s=none; e=; "
+        "if [ -r /dev/kmsg ]; then o=$(dd if=/dev/kmsg iflag=nonblock bs=65536 2>/dev/null); "
+        '[ -n "$o" ] && s=kmsg; fi; '
+        'if [ "$s" = none ] && [ -x /host/usr/bin/journalctl ] && chroot /host true 2>/dev/null; '
+        "then o=$(chroot /host journalctl -k -b -o short-iso --no-pager -q 2>/dev/null); "
+        '[ -n "$o" ] && s=journal; fi; '
+        'if [ "$s" = none ]; then if o=$(dmesg 2>&1); then s=dmesg; '
+        'else e=$(printf "%s" "$o" | head -n 1); o=; fi; fi; '
+        f"printf '{KERNEL_LOG_HEADER} source=%s uptime=%s btime=%s%s\\n' "
+        '"$s" "$u" "$b" "${e:+ error=$e}"; '
+        "printf '%s\\n' \"$o\" | awk -v p='" + KERNEL_LOG_PREFILTER + "' "
+        "'/^ / { if (k) print; next } { k = (tolower($0) ~ p); if (k) print }'"
     ),
     "tools": (
         "for t in multipath multipathd iscsiadm sanlun; do p=; "

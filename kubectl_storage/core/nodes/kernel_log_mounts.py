@@ -171,7 +171,7 @@ def nfs_server_states(
     for event in events:
         if event.kind not in (NFS_NOT_RESPONDING, NFS_OK) or event.server is None:
             continue
-        key = _server_key(event.server)
+        key = server_key(event.server)
         last[key] = event
         counts[key] = counts.get(key, 0) + (event.kind == NFS_NOT_RESPONDING)
     return tuple(
@@ -191,16 +191,17 @@ def nfs_server_states(
 # ---------------------------------------------------------------------------------------------
 
 
-def _server_key(server: str) -> str:
+def server_key(server: str) -> str:
+    """How two names of one NFS server compare: ``[fd00::1]`` and ``fd00::1``, any case."""
     return server.strip("[]").lower()
 
 
 def _server_mounts(server: str, mounts: Sequence[MountEntry]) -> tuple[MountEntry, ...]:
-    key = _server_key(server)
+    key = server_key(server)
     return tuple(
         entry
         for entry in mounts
-        if entry.is_nfs and entry.server is not None and _server_key(entry.server) == key
+        if entry.is_nfs and entry.server is not None and server_key(entry.server) == key
     )
 
 
