@@ -1678,6 +1678,31 @@ def kill_containers(node: Node) -> None:
         subprocess.run([*ctr, "containers", "delete", cid], capture_output=True, timeout=60)
 
 
+def freeze_containers(node: Node) -> int:
+    """SIGSTOP every process of every container of the node (their tasks and all that they
+    started), in one pass; returns how many were stopped. Killing them later still works."""
+    ctr = [*node.ctr(), "-n", "k8s.io"]
+    r = subprocess.run([*ctr, "tasks", "ls"], capture_output=True, text=True, timeout=30)
+    if r.returncode != 0:
+        return 0
+    roots = [
+        int(f[1])
+        for f in (line.split() for line in r.stdout.splitlines()[1:])
+        if len(f) > 1 and f[1].isdigit() and f[1] != "0"
+    ]
+    children = _proc_children()
+    stopped, todo = 0, list(roots)
+    while todo:
+        pid = todo.pop()
+        todo += children.get(pid, [])
+        try:
+            os.kill(pid, signal.SIGSTOP)
+            stopped += 1
+        except ProcessLookupError:
+            pass
+    return stopped
+
+
 def stop_node(node: Node, purge: bool = False) -> None:
     """Stop a node i > 1: plugin, kubelet, its containers and mounts, its containerd."""
     for name in reversed(node_component_names(node)[1:]):
@@ -1835,6 +1860,12 @@ def power_off(args) -> int:
     if node.index > recorded_nodes():
         raise HarnessError(f"{node.name} is not part of the running cluster")
     kl = kubelet_component(node)
+    # The moment power is lost: every process of the node's containers stops at once. Stopping
+    # the kubelet and killing the containers one by one takes seconds, in which a database
+    # would go on flushing (InnoDB writes its log once a second with
+    # innodb_flush_log_at_trx_commit=2), which a real power cut does not allow.
+    frozen = freeze_containers(node) if running("containerd" + node.suffix) else 0
+    print(f"{node.name}: power lost: {frozen} container processes stopped")
     stop(kl.name)
     if running("containerd" + node.suffix):
         kill_containers(node)

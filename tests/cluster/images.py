@@ -41,7 +41,12 @@ TOOLBOX_REPO = "ghcr.io/kubectl-storage/toolbox"
 # Keep in sync with build/images/toolbox/Dockerfile (test_cluster_harness checks it).
 TOOLBOX_PACKAGES = ["coreutils", "util-linux", "procps", "tree", "tar", "fio", "mariadb-client"]
 TOOLBOX_UID = 1000
-MARIADB_PACKAGES = ["mariadb-server", "mariadb-client"]
+# libeatmydata1 is for MARIADB_EATMYDATA_IMAGE only: without LD_PRELOAD it is never loaded.
+MARIADB_PACKAGES = ["mariadb-server", "mariadb-client", "libeatmydata1"]
+#: The same MariaDB with libeatmydata preloaded, so fsync, fdatasync and O_SYNC do nothing: an
+#: image that looks durable (innodb_flush_log_at_trx_commit=1) and is not (issue 26).
+MARIADB_EATMYDATA_IMAGE = "localhost/kubectl-storage/mariadb:eatmydata"
+EATMYDATA_PRELOAD = "LD_PRELOAD=libeatmydata.so.1"
 MARIADB_UID = 999  # same uid/gid as the official mysql/mariadb images
 MYSQL_IMAGE = "localhost/kubectl-storage/mysql:test"
 # Oracle MySQL is only in Debian's unstable suite (source mysql-9.7). The version is pinned: it is
@@ -146,6 +151,26 @@ def build_image(out: Path, tag: str, config: dict, make_rootfs) -> Path:
         pack_rootfs(rootfs, layer)
         write_docker_archive(layer, out, tag, config)
     log(f"built {tag} in {time.monotonic() - t0:.0f}s -> {out}")
+    return out
+
+
+def derived_image(source: Path, build_source, out: Path, tag: str, config: dict) -> Path:
+    """Build <out> (cached): the layer of the <source> archive (built first if needed) under
+    another tag and image config; no second rootfs is made."""
+    if out.exists():
+        return out
+    build_source(source)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with (
+        tarfile.open(source) as archive,
+        tempfile.TemporaryDirectory(dir=out.parent, prefix=".build-") as tmp,
+    ):
+        member = next(m for m in archive.getmembers() if m.name.endswith("/layer.tar"))
+        layer = Path(tmp) / "layer.tar"
+        with archive.extractfile(member) as src, open(layer, "wb") as dst:  # type: ignore[union-attr]
+            shutil.copyfileobj(src, dst, 1 << 20)
+        write_docker_archive(layer, out, tag, config)
+    log(f"built {tag} from {source.name}")
     return out
 
 
@@ -393,22 +418,33 @@ def image_specs(cache: Path, pause_c: Path) -> list[tuple[str, Path, callable]]:
             ),
         )
     )
+    mariadb_key = _key(MARIADB_PACKAGES, MARIADB_CNF, entry.read_bytes(), 2)
+    mariadb_archive = img / f"mariadb-{mariadb_key}.tar"
+
+    def mariadb_config(*env: str) -> dict:
+        return {
+            "Entrypoint": ["docker-entrypoint.sh"],
+            "Cmd": ["mariadbd"],
+            "Env": [PATH_ENV, *env],
+            "ExposedPorts": {"3306/tcp": {}},
+            "Volumes": {"/var/lib/mysql": {}},
+            "StopSignal": "SIGTERM",
+        }
+
+    def build_mariadb(out: Path) -> Path:
+        return build_image(out, MARIADB_IMAGE, mariadb_config(), mariadb_rootfs(base_fn()))
+
+    specs.append((MARIADB_IMAGE, mariadb_archive, build_mariadb))
     specs.append(
         (
-            MARIADB_IMAGE,
-            img / f"mariadb-{_key(MARIADB_PACKAGES, MARIADB_CNF, entry.read_bytes(), 2)}.tar",
-            lambda out: build_image(
+            MARIADB_EATMYDATA_IMAGE,
+            img / f"mariadb_eatmydata-{_key(mariadb_key, EATMYDATA_PRELOAD)}.tar",
+            lambda out: derived_image(
+                mariadb_archive,
+                build_mariadb,
                 out,
-                MARIADB_IMAGE,
-                {
-                    "Entrypoint": ["docker-entrypoint.sh"],
-                    "Cmd": ["mariadbd"],
-                    "Env": [PATH_ENV],
-                    "ExposedPorts": {"3306/tcp": {}},
-                    "Volumes": {"/var/lib/mysql": {}},
-                    "StopSignal": "SIGTERM",
-                },
-                mariadb_rootfs(base_fn()),
+                MARIADB_EATMYDATA_IMAGE,
+                mariadb_config(EATMYDATA_PRELOAD),
             ),
         )
     )

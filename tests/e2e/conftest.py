@@ -96,6 +96,8 @@ class Cluster:
     busybox_image: str
     mariadb_image: str
     mysql_image: str
+    #: MariaDB with libeatmydata preloaded: fsync does nothing (tests/cluster/images.py).
+    eatmydata_image: str = ""
     nodes: tuple[str, ...] = ()  # the harness's nodes, first one first
 
     def kubelet(self, action: str, node: str) -> None:
@@ -179,7 +181,13 @@ def cluster() -> Cluster:
         kubeconfig = r.stdout.strip().splitlines()[-1]
     os.environ["KUBECONFIG"] = kubeconfig
     os.environ["PATH"] = f"{harness.TOOLS_BIN}{os.pathsep}{os.environ.get('PATH', '')}"
-    from images import BUSYBOX_IMAGE, MARIADB_IMAGE, MYSQL_IMAGE, toolbox_image
+    from images import (
+        BUSYBOX_IMAGE,
+        MARIADB_EATMYDATA_IMAGE,
+        MARIADB_IMAGE,
+        MYSQL_IMAGE,
+        toolbox_image,
+    )
 
     found = Cluster(
         kubeconfig=kubeconfig,
@@ -189,6 +197,7 @@ def cluster() -> Cluster:
         busybox_image=BUSYBOX_IMAGE,
         mariadb_image=MARIADB_IMAGE,
         mysql_image=MYSQL_IMAGE,
+        eatmydata_image=MARIADB_EATMYDATA_IMAGE,
     )
     labelled = found.get_json("nodes", "-l", harness.NODE_LABEL)["items"]
     found.nodes = tuple(
@@ -327,13 +336,20 @@ def power_off(node: str) -> str:
 
 
 def external_persistence_args(
-    cluster: Cluster, namespace: str, storage_class: str, timeout: str
+    cluster: Cluster,
+    namespace: str,
+    storage_class: str,
+    timeout: str,
+    *extra: str,
+    image: str | None = None,
 ) -> tuple[str, ...]:
-    """validate-persistence with only the ``external`` disruption, JSON out (20 rows, no probe)."""
+    """validate-persistence with only the ``external`` disruption, JSON out (20 rows, no probe);
+    ``image`` is the server's (default the MariaDB test image), ``extra`` more arguments."""
     return (
         "validate-persistence",
+        *extra,
         "--image",
-        cluster.mariadb_image,
+        image or cluster.mariadb_image,
         "--timeout",
         timeout,
         "-n",
