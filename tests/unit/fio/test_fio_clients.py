@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -275,10 +274,10 @@ def test_table_shows_each_client_its_node_share_and_problem() -> None:
 
 
 @pytest.mark.parametrize("profile", ["quick", "kubestr"])
-def test_clients_on_one_volume_write_only_their_own_files(profile: str, tmp_path: Path) -> None:
+def test_clients_on_one_volume_write_only_their_own_files(
+    profile: str, tmp_path: Path, fio: str
+) -> None:
     """Run by the real fio, as two clients of one shared directory would."""
-    fio = shutil.which("fio")
-    assert fio, "fio is installed by .ci/run; these tests run it"
     job = render_profile(profile, runtime_s=1, ramp_time_s=0, size="1M", directory=str(tmp_path))
     for index in (0, 1):
         path = tmp_path / f"job-{index}.fio"

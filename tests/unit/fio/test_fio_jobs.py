@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -28,7 +27,6 @@ from kubectl_storage.core.fio.profiles import DEFAULT_TEST_FILENAME, PROFILES, F
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fio"
 GiB = 2**30
 MiB = 2**20
-FIO = shutil.which("fio")
 
 
 # --- profiles ------------------------------------------------------------------------------
@@ -403,13 +401,12 @@ def test_job_files_fio_ran_for_the_fixtures_validate(job_file: str) -> None:
 
 # --- real fio -------------------------------------------------------------------------------
 
-requires_fio = pytest.mark.skipif(FIO is None, reason="fio is not installed on this machine")
 
-
-@requires_fio
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 @pytest.mark.parametrize("mode", ["filesystem", "block", "block-prefill"])
-def test_fio_parse_only_accepts_every_profile(profile: str, mode: str, tmp_path: Path) -> None:
+def test_fio_parse_only_accepts_every_profile(
+    profile: str, mode: str, tmp_path: Path, fio: str
+) -> None:
     if mode != "filesystem":
         prefill = mode == "block-prefill"
         text = render_profile(profile, directory=None, filename="/dev/xvda", prefill=prefill)
@@ -419,7 +416,7 @@ def test_fio_parse_only_accepts_every_profile(profile: str, mode: str, tmp_path:
     job_file.write_text(text, encoding="utf-8")
 
     completed = subprocess.run(
-        [str(FIO), "--parse-only", str(job_file)],
+        [fio, "--parse-only", str(job_file)],
         capture_output=True,
         text=True,
         timeout=30,
@@ -429,14 +426,13 @@ def test_fio_parse_only_accepts_every_profile(profile: str, mode: str, tmp_path:
     assert completed.returncode == 0, completed.stderr
 
 
-@requires_fio
-def test_fio_parse_only_rejects_what_validation_rejects(tmp_path: Path) -> None:
+def test_fio_parse_only_rejects_what_validation_rejects(tmp_path: Path, fio: str) -> None:
     # Both fio and our reader refuse an option outside a section.
     job_file = tmp_path / "bad.fio"
     job_file.write_text("size=1m\n[t]\nrw=write\n", encoding="utf-8")
 
     completed = subprocess.run(
-        [str(FIO), "--parse-only", str(job_file)],
+        [fio, "--parse-only", str(job_file)],
         capture_output=True,
         text=True,
         timeout=30,
@@ -447,15 +443,14 @@ def test_fio_parse_only_rejects_what_validation_rejects(tmp_path: Path) -> None:
     assert "outside of [] job section" in completed.stderr
 
 
-@requires_fio
 @pytest.mark.slow
-def test_quick_profile_runs_under_real_fio_and_parses(tmp_path: Path) -> None:
+def test_quick_profile_runs_under_real_fio_and_parses(tmp_path: Path, fio: str) -> None:
     text = render_profile("quick", runtime_s=1, ramp_time_s=0, size="16M", directory=str(tmp_path))
     job_file = tmp_path / "quick.fio"
     job_file.write_text(text, encoding="utf-8")
 
     completed = subprocess.run(
-        [str(FIO), "--output-format=json", str(job_file)],
+        [fio, "--output-format=json", str(job_file)],
         capture_output=True,
         text=True,
         timeout=120,

@@ -3,7 +3,6 @@ otherwise the report of plain ``json`` (operations/fio/pod_commands.py)."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,6 @@ from kubectl_storage.operations.fio.pod_commands import (
 from kubectl_storage.operations.fio.request import FioRequest
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "fio"
-FIO = shutil.which("fio")
 
 #: Two clones, each throttled to 200 reads/s, so one second gives each a few hundred samples.
 _CLONES_JOB = """[global]
@@ -50,7 +48,7 @@ def test_the_pods_fio_prints_json_plus() -> None:
     assert local_fio_command()[:2] == ["fio", "--output-format=json+"]
 
 
-def _run_pod_command(tmp_path: Path, output_format: str) -> FioReport:
+def _run_pod_command(tmp_path: Path, output_format: str, fio: str) -> FioReport:
     """The pod's fio command line run by this machine's fio, on a job with numjobs=2."""
     (tmp_path / "job.fio").write_text(_CLONES_JOB)
     words = [output_format if word == OUTPUT_FORMAT else word for word in fio_command(FioRequest())]
@@ -60,23 +58,21 @@ def _run_pod_command(tmp_path: Path, output_format: str) -> FioReport:
     words = [
         str(tmp_path / "job.fio") if w == f"{CONFIG_PATH}/{JOB_FILE_NAME}" else w for w in words
     ]
-    assert FIO is not None
     completed = subprocess.run(
-        [FIO, *words[1:]], capture_output=True, text=True, timeout=60, check=False
+        [fio, *words[1:]], capture_output=True, text=True, timeout=60, check=False
     )
     assert completed.returncode == 0, completed.stderr
     return build_fio_report({"c": [parse_fio_output(completed.stdout)]}, profile="custom")
 
 
-@pytest.mark.skipif(FIO is None, reason="fio is not installed on this machine")
 @pytest.mark.slow
-def test_numjobs_percentiles_are_exact_with_the_pods_command(tmp_path: Path) -> None:
-    exact = _run_pod_command(tmp_path, OUTPUT_FORMAT)
+def test_numjobs_percentiles_are_exact_with_the_pods_command(tmp_path: Path, fio: str) -> None:
+    exact = _run_pod_command(tmp_path, OUTPUT_FORMAT, fio)
     job = exact.results[0].jobs[0]
     assert (job.name, job.clones, job.percentile_merge) == ("clones", 2, PERCENTILES_EXACT)
     assert NOTE_UPPER_BOUND not in {note.id for note in exact.results[0].notes}
     # What the pod printed before (plain json): the same job can only be bounded.
-    bounded = _run_pod_command(tmp_path, "--output-format=json")
+    bounded = _run_pod_command(tmp_path, "--output-format=json", fio)
     job = bounded.results[0].jobs[0]
     assert (job.clones, job.percentile_merge) == (2, PERCENTILES_UPPER_BOUND)
     assert NOTE_UPPER_BOUND in {note.id for note in bounded.results[0].notes}

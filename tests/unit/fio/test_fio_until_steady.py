@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
 import pytest
@@ -80,14 +79,13 @@ def test_options_are_the_documented_ones() -> None:
     )
 
 
-@pytest.mark.skipif(shutil.which("fio") is None, reason="fio is not installed here")
 @pytest.mark.parametrize("profile", ["default", "quick", "database"])
-def test_fio_parses_the_rendered_job_file(profile: str, tmp_path) -> None:
+def test_fio_parses_the_rendered_job_file(profile: str, tmp_path, fio: str) -> None:
     job = tmp_path / "job.fio"
     job.write_text(render_profile(profile, until_steady=True, directory=str(tmp_path)))
 
     proc = subprocess.run(
-        ["fio", "--parse-only", str(job)], capture_output=True, text=True, check=False
+        [fio, "--parse-only", str(job)], capture_output=True, text=True, check=False
     )
 
     assert proc.returncode == 0, proc.stderr
