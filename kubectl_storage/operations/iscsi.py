@@ -19,6 +19,7 @@ from kubectl_storage.core.iscsi.node_parse import iscsi_file_kind
 from kubectl_storage.core.iscsi.node_report import inspect_captures
 from kubectl_storage.core.iscsi.report import IscsiReport
 from kubectl_storage.core.nodes.collect import ISCSI_SECTIONS
+from kubectl_storage.core.nodes.kernel_health import SECTION as KERNEL_LOG
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.operations.node_capture import (
     read_capture_files,
@@ -35,7 +36,7 @@ from kubectl_storage.operations.node_inspection import (
 log = logging.getLogger(__name__)
 
 #: What the pod collects: the iSCSI sections plus mountinfo, to find which claim uses a device.
-SECTIONS = (*ISCSI_SECTIONS, "mountinfo")
+SECTIONS = (*ISCSI_SECTIONS, "mountinfo", KERNEL_LOG)
 
 # iscsi runs the host's tools in the host root: privileged.
 ISCSI_INSPECTION = InspectionKind("iscsi", SECTIONS, privileged=True)
@@ -57,7 +58,8 @@ def inspect_iscsi(api: KubeApi, outputs: list[NodeOutput]) -> IscsiReport:
 def iscsi_files(paths: Sequence[str | Path], node_name: str | None) -> IscsiReport:
     """Report on captured files: ``multipath -ll``, multipathd JSON, ``iscsiadm``, sysfs dumps,
     ``sanlun lun show -p``, multipath.conf and mountinfo (to map devices to kubelet volumes),
-    and ``kubectl get … -o json|yaml`` captures of pods, PVs and PVCs (to name the claims).
+    kernel logs (``dmesg``, ``journalctl -k``), and ``kubectl get … -o json|yaml`` captures of
+    pods, PVs and PVCs (to name the claims).
 
     The files are one node's unless ``NODE=FILE`` says otherwise
     (:func:`~kubectl_storage.operations.node_capture.read_capture_files`).
@@ -83,6 +85,6 @@ def classify_iscsi_file(path: Path, text: str) -> str:
             "not iSCSI or multipath output",
             "Give `multipath -ll`, `multipathd show maps json`, `iscsiadm -m session [-P 3]`, "
             "`iscsiadm -m node`, `sanlun lun show -p`, /etc/multipath.conf, /etc/iscsi/iscsid.conf "
-            "or /proc/1/mountinfo.",
+            "/proc/1/mountinfo, or the node's kernel log (`dmesg`, `journalctl -k`).",
         )
     return kind

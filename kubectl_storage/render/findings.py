@@ -1,11 +1,14 @@
-"""Findings and per-node warnings, drawn the same way by every node command."""
+"""Findings, per-node warnings and kernel-log events, drawn the same way by every node
+command."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from typing import Protocol, TextIO
 
+from kubectl_storage.core.nodes.kernel_health import KernelHealth
 from kubectl_storage.core.report.findings import Finding
+from kubectl_storage.render.tables import write_table
 
 
 class NodeWarnings(Protocol):
@@ -19,6 +22,20 @@ class NodeWarnings(Protocol):
     @property
     def warnings(self) -> Sequence[str]:
         """What could not be read, in order."""
+        ...
+
+
+class NodeKernelLog(Protocol):
+    """A node of a node command's report: its name and its kernel-log health."""
+
+    @property
+    def node(self) -> str:
+        """The node's name."""
+        ...
+
+    @property
+    def kernel_log(self) -> KernelHealth | None:
+        """The kernel log's storage events, None when no log was read."""
         ...
 
 
@@ -41,3 +58,33 @@ def write_warnings(nodes: Iterable[NodeWarnings], out: TextIO) -> None:
     lines = [f"  {node.node}: {warning}" for node in nodes for warning in node.warnings]
     if lines:
         out.write("\nWarnings:\n" + "\n".join(lines) + "\n")
+
+
+def write_kernel_events(nodes: Iterable[NodeKernelLog], out: TextIO) -> None:
+    """The kernel log's storage events, one row per device (or NFS server) and family; only
+    when there are any."""
+    rows: list[list[object]] = []
+    for node in nodes:
+        health = node.kernel_log
+        if health is None:
+            continue
+        for group in (*health.events, *health.nfs_servers):
+            rows.append(
+                [
+                    node.node,
+                    group.last_at or "-",
+                    group.kind,
+                    group.where,
+                    group.count,
+                    group.state or "-",
+                    ",".join(finding.id for finding in group.findings) or "-",
+                ]
+            )
+    if rows:
+        out.write("\n")
+        write_table(
+            rows,
+            ["node", "last", "event", "device or server", "count", "now", "findings"],
+            out,
+            title="Kernel log",
+        )

@@ -7,7 +7,7 @@ from typing import TextIO
 
 from kubectl_storage.core.iscsi.report import IscsiNode, IscsiReport
 from kubectl_storage.core.iscsi.sessions import IscsiSession
-from kubectl_storage.render.findings import write_findings, write_warnings
+from kubectl_storage.render.findings import write_findings, write_kernel_events, write_warnings
 from kubectl_storage.render.tables import write_table
 
 
@@ -42,6 +42,7 @@ def write_iscsi_table(report: IscsiReport, out: TextIO, wide: bool = False) -> N
     if any(node.sanlun for node in nodes):
         out.write("\n")
         _write_sanlun(nodes, out)
+    write_kernel_events(nodes, out)
     write_findings(((node.node, finding) for node in nodes for finding in node.findings), out)
     write_warnings(nodes, out)
     summary = report.summary

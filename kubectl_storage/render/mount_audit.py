@@ -13,7 +13,7 @@ from kubectl_storage.core.mount_audit.report import (
     OpCounter,
 )
 from kubectl_storage.core.nodes.mount_model import OptionValue
-from kubectl_storage.render.findings import write_findings, write_warnings
+from kubectl_storage.render.findings import write_findings, write_kernel_events, write_warnings
 from kubectl_storage.render.tables import write_table
 
 #: Options shown in the wide table, in this order (the JSON has all of them).
@@ -43,7 +43,7 @@ def write_mount_audit_table(report: MountAuditReport, out: TextIO, wide: bool = 
     _write_mounts(nodes, out, wide)
     out.write("\n")
     _write_volumes(nodes, out, wide)
-    _write_kernel_events(nodes, out)
+    write_kernel_events(nodes, out)
     write_findings(
         [
             *((f"{node.node} {mount.label}", f) for node, mount, f in report.subject_findings()),
@@ -124,36 +124,6 @@ def _write_volumes(nodes: Sequence[MountAuditNode], out: TextIO, wide: bool) -> 
                 row += [owner.kind, volume.mountpoint]
             rows.append(row)
     write_table(rows, headers, out, title="Pod volumes")
-
-
-def _write_kernel_events(nodes: Sequence[MountAuditNode], out: TextIO) -> None:
-    """The kernel log's storage events, one row per device (or NFS server) and family; only
-    when there are any."""
-    rows: list[list[object]] = []
-    for node in nodes:
-        health = node.kernel_log
-        if health is None:
-            continue
-        for group in (*health.events, *health.nfs_servers):
-            rows.append(
-                [
-                    node.node,
-                    group.last_at or "-",
-                    group.kind,
-                    group.where,
-                    group.count,
-                    group.state or "-",
-                    ",".join(finding.id for finding in group.findings) or "-",
-                ]
-            )
-    if rows:
-        out.write("\n")
-        write_table(
-            rows,
-            ["node", "last", "event", "device or server", "count", "now", "findings"],
-            out,
-            title="Kernel log",
-        )
 
 
 def _op_value(stats: MountCounters | None, op: str, counter: OpCounter) -> str:

@@ -122,6 +122,9 @@ ISCSI_NODE_KEYS = [
     "sanlun_devices",
     "unread_lines",
     "incomplete_maps",
+    "kernel_log",  # issue 22 item 4, as in mount-audit
+    "kernel_events",
+    "nfs_servers",
 ]
 SESSION_CONTRACT = [
     "target",

@@ -37,6 +37,8 @@ from kubectl_storage.core.iscsi.sessions import (
 )
 from kubectl_storage.core.nodes.capture import NodeCapture, first_line, line_warnings
 from kubectl_storage.core.nodes.collect import ABSENT_MARKER, parse_tools_section
+from kubectl_storage.core.nodes.kernel_health import SECTION as KERNEL_LOG
+from kubectl_storage.core.nodes.kernel_health import is_kernel_log
 from kubectl_storage.core.nodes.mount_model import FORMAT_MOUNTINFO, MountEntry, MountParseError
 from kubectl_storage.core.nodes.mounts import detect_mount_format, parse_mountinfo
 from kubectl_storage.core.nodes.paste import SKIPPED, LineNote
@@ -66,6 +68,8 @@ def iscsi_file_kind(text: str) -> str | None:
         return "mountinfo"
     if looks_like_iscsid_conf(text):
         return "iscsid-conf"
+    if is_kernel_log(text):
+        return KERNEL_LOG
     return None
 
 

@@ -18,6 +18,9 @@ from kubectl_storage.core.iscsi.report import HostTools, IscsiNode, IscsiReport
 from kubectl_storage.core.iscsi.rules import evaluate_iscsi_node
 from kubectl_storage.core.iscsi.rules.config import unjudged_defaults
 from kubectl_storage.core.nodes.capture import NodeCapture, first_line
+from kubectl_storage.core.nodes.kernel_health import SECTION as KERNEL_LOG
+from kubectl_storage.core.nodes.kernel_health import KernelHealth, device_aliases
+from kubectl_storage.core.nodes.kernel_log_rules import assess_kernel_log
 from kubectl_storage.core.nodes.volume_objects import VolumeObjects
 from kubectl_storage.core.report.findings import Finding
 
@@ -70,6 +73,9 @@ def build_node_report(capture: NodeCapture, objects: VolumeObjects | None) -> Is
                 facts.warnings.append(
                     "no multipath output given: LUNs were not checked for multipathing"
                 )
+    kernel_log = _kernel_log(capture, facts, objects)
+    if kernel_log is not None:
+        findings.extend(kernel_log.findings)
     if not facts.maps and facts.mpath_devices:
         facts.warnings.append(
             f"{len(facts.mpath_devices)} dm-multipath device(s) in sysfs "
@@ -92,6 +98,31 @@ def build_node_report(capture: NodeCapture, objects: VolumeObjects | None) -> Is
         warnings=tuple(facts.warnings),
         sanlun_devices=facts.sanlun_devices,
         unread_lines=facts.unread_lines,
+        kernel_log=kernel_log,
+    )
+
+
+def _kernel_log(
+    capture: NodeCapture, facts: ParsedNode, objects: VolumeObjects
+) -> KernelHealth | None:
+    """The kernel log's storage events on this node's devices, with iSCSI connections and
+    multipath maps followed to the disks and mounts they carry; None when no log was read."""
+    text = "\n".join(capture.all(KERNEL_LOG))
+    if not text or capture.error is not None:
+        return None
+    mounts = facts.mounts or []
+    owners = objects.resolve((entry.mountpoint for entry in mounts), capture.node)
+    sessions = {
+        session.sid: [disk.disk for disk in session.disks if disk.disk]
+        for session in facts.sessions
+        if session.sid is not None
+    }
+    return assess_kernel_log(
+        text,
+        mounts,
+        owners,
+        kernel_release=first_line(capture.first("kernel")) or None,
+        aliases=device_aliases(facts.dm_names, sessions),
     )
 
 

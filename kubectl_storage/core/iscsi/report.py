@@ -14,6 +14,7 @@ from kubectl_storage.core.iscsi.multipath import MultipathMap, MultipathPath
 from kubectl_storage.core.iscsi.sanlun import SanlunLun
 from kubectl_storage.core.iscsi.sanlun_table import SanlunDevice
 from kubectl_storage.core.iscsi.sessions import IscsiNodeRecord, IscsiSession
+from kubectl_storage.core.nodes.kernel_health import KernelHealth, kernel_log_keys
 from kubectl_storage.core.report.envelope import report_envelope
 from kubectl_storage.core.report.findings import Finding, SeverityCounts
 from kubectl_storage.core.report.verdict import Outcome, findings_outcome
@@ -190,6 +191,9 @@ class IscsiNode:
     warnings: tuple[str, ...] = ()
     sanlun_devices: tuple[SanlunDevice, ...] = ()
     unread_lines: int = 0
+    #: The kernel log's storage events (None: no log was read); their findings are in
+    #: ``findings`` too.
+    kernel_log: KernelHealth | None = None
 
     @property
     def incomplete_maps(self) -> tuple[MultipathMap, ...]:
@@ -206,7 +210,8 @@ class IscsiNode:
     def to_dict(self) -> dict[str, Any]:
         """JSON shape: node, error, kernel, inputs, status, tools, sessions, node_records,
         multipath_maps, maps_source, luns, sanlun, findings, warnings, then (issue 22)
-        sanlun_devices, unread_lines, incomplete_maps (the names of the maps with unread lines)."""
+        sanlun_devices, unread_lines, incomplete_maps (the names of the maps with unread lines),
+        then kernel_log, kernel_events and nfs_servers (null and empty without a kernel log)."""
         return {
             "node": self.node,
             "error": self.error,
@@ -225,6 +230,7 @@ class IscsiNode:
             "sanlun_devices": [device.to_dict() for device in self.sanlun_devices],
             "unread_lines": self.unread_lines,
             "incomplete_maps": [mpath.name for mpath in self.incomplete_maps],
+            **kernel_log_keys(self.kernel_log),
         }
 
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 
 from kubectl_storage.core.mount_audit.mountstats import NfsMountStats, OpStats
 from kubectl_storage.core.mount_audit.rules import MountAudit
-from kubectl_storage.core.nodes.kernel_health import KernelHealth
+from kubectl_storage.core.nodes.kernel_health import KernelHealth, kernel_log_keys
 from kubectl_storage.core.nodes.mount_model import OptionValue
 from kubectl_storage.core.nodes.volume_owners import VolumeOwner
 from kubectl_storage.core.report.envelope import report_envelope
@@ -245,11 +245,6 @@ class MountAuditNode:
         unread_lines, then kernel_log, kernel_events and nfs_servers (see
         :meth:`~kubectl_storage.core.nodes.kernel_health.KernelHealth.to_dict`; null and empty
         when no kernel log was read)."""
-        health = (
-            self.kernel_log.to_dict()
-            if self.kernel_log is not None
-            else {"kernel_log": None, "kernel_events": [], "nfs_servers": []}
-        )
         return {
             "node": self.node,
             "error": self.error,
@@ -260,7 +255,7 @@ class MountAuditNode:
             "volumes": [volume.to_dict() for volume in self.volumes],
             "warnings": list(self.warnings),
             "unread_lines": self.unread_lines,
-            **health,
+            **kernel_log_keys(self.kernel_log),
         }
 
 

@@ -10,6 +10,7 @@ the log lines that :data:`PREFILTER` keeps. Pure: frozen dataclasses.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -61,6 +62,20 @@ def kernel_log_section(text: str) -> KernelLogText:
         btime=_int(fields.get("btime")),
         body=rest,
     )
+
+
+def device_aliases(
+    dm_names: Mapping[str, str], session_disks: Mapping[int, Sequence[str]]
+) -> dict[str, tuple[str, ...]]:
+    """Other names of the devices the kernel log names: ``dm-3`` → its ``/dev/mapper`` name
+    (``dm_names``: mapper name → ``dm-N``), and ``connection5:0`` → the disks of iSCSI session
+    5 (open-iscsi runs one connection per session, numbered 0)."""
+    aliases: dict[str, tuple[str, ...]] = {}
+    for name, dm in dm_names.items():
+        aliases[dm] = (*aliases.get(dm, ()), f"/dev/mapper/{name}", name)
+    for sid, disks in session_disks.items():
+        aliases[f"connection{sid}:0"] = tuple(disks)
+    return aliases
 
 
 def is_kernel_log(text: str) -> bool:
@@ -191,3 +206,11 @@ def _int(text: str | None) -> int | None:
         return int(float(text)) if text is not None else None
     except ValueError:
         return None
+
+
+def kernel_log_keys(health: KernelHealth | None) -> dict[str, Any]:
+    """A node report's kernel-log keys: ``kernel_log`` (null when no log was read or given),
+    ``kernel_events`` and ``nfs_servers``."""
+    if health is None:
+        return {"kernel_log": None, "kernel_events": [], "nfs_servers": []}
+    return health.to_dict()

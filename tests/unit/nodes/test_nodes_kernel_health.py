@@ -15,7 +15,12 @@ import subprocess
 import pytest
 
 from kubectl_storage.core.nodes.collect import collection_script, split_sections
-from kubectl_storage.core.nodes.kernel_health import HEADER, SECTION, kernel_log_section
+from kubectl_storage.core.nodes.kernel_health import (
+    HEADER,
+    SECTION,
+    device_aliases,
+    kernel_log_section,
+)
 from kubectl_storage.core.nodes.kernel_log import parse_kernel_log
 from kubectl_storage.core.nodes.kernel_log_rules import RECENT_S, assess_kernel_log
 from kubectl_storage.core.nodes.mounts import parse_mounts
@@ -203,3 +208,37 @@ def test_a_quiet_log_raises_nothing() -> None:
     assert health.findings == ()
     assert health.events == ()
     assert health.to_dict()["kernel_events"] == []
+
+
+def test_iscsi_connections_and_multipath_maps_reach_the_volume_through_aliases() -> None:
+    """INVENTED table and names: session 26's disk sdb and map mpatha (dm-3) mounted by kubelet;
+    the logs are the lore iSER capture (connection26:0, error 1011) and the invented edge
+    cases (a hung jbd2/dm-3 and an ext4 error on dm-3)."""
+    mounts = parse_mounts(
+        "50 25 253:3 / /var/lib/kubelet/plugins/kubernetes.io/csi/pv/pvc-mp/globalmount rw - "
+        "ext4 /dev/mapper/mpatha rw,errors=remount-ro\n"
+        "51 25 8:16 / /var/lib/kubelet/plugins/kubernetes.io/csi/pv/pvc-sdb/globalmount rw - "
+        "ext4 /dev/sdb rw\n"
+    )
+    owners = resolve_mountpoints(
+        [entry.mountpoint for entry in mounts],
+        pvs=[{"metadata": {"name": "pvc-mp"}}, {"metadata": {"name": "pvc-sdb"}}],
+    )
+    aliases = device_aliases({"mpatha": "dm-3"}, {26: ["sdb"]})
+    assert aliases == {"dm-3": ("/dev/mapper/mpatha", "mpatha"), "connection26:0": ("sdb",)}
+    log = (KERNEL_LOG / "lore-siw-iser-conn-error-1011.dmesg").read_text() + (
+        KERNEL_LOG / "invented-edge-cases.kmsg"
+    ).read_text()
+    placed = assess_kernel_log(log, mounts, owners, aliases=aliases)
+    by_subject = {(g.kind, g.subject): g for g in placed.events}
+    connection = by_subject[("iscsi-conn-error", "connection26:0")]
+    assert [v.pv for v in connection.volumes] == ["pvc-sdb"]
+    assert [f.id for f in connection.findings] == ["KLOG020"]
+    hung = by_subject[("hung-task", "dm-3")]
+    assert [v.pv for v in hung.volumes] == ["pvc-mp"]
+    assert [(f.id, f.severity) for f in hung.findings] == [("KLOG040", Severity.WARN)]
+    # Without the aliases neither is placed: the hung task stays information.
+    bare = assess_kernel_log(log, mounts, owners)
+    bare_hung = {(g.kind, g.subject): g for g in bare.events}[("hung-task", "dm-3")]
+    assert bare_hung.volumes == ()
+    assert [f.severity for f in bare_hung.findings] == [Severity.INFO]
