@@ -147,3 +147,10 @@ def report_for(phase: Path, profile: str | None = None) -> dict[str, Any]:
 def volume_handle_sha256(handle: str) -> str:
     """kubelet's staging directory name for a CSI volume handle."""
     return hashlib.sha256(handle.encode()).hexdigest()
+
+
+def rule_findings(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The findings of the MP/ISCSI and NFS rules, without the kernel log's (KLOG...): the
+    guest's kernel log keeps what every earlier phase did to it (paths dropped on purpose), so
+    the phases that state the rules' findings do not judge it."""
+    return [finding for finding in findings if not finding["id"].startswith("KLOG")]

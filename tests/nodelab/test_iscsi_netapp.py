@@ -22,6 +22,7 @@ import pytest
 
 from tests.nodelab import reports
 from tests.nodelab.conftest import LabRun
+from tests.nodelab.reports import rule_findings
 
 pytestmark = pytest.mark.nodelab
 
@@ -56,7 +57,7 @@ def check_phase(report: dict[str, Any], name: str) -> None:
     assert report["error"] is None
     assert report["warnings"] == []
     assert report["status"] == "2 iSCSI session(s), 1 multipath map(s)"
-    findings = Counter(f"{f['id']} {f['severity']}" for f in report["findings"])
+    findings = Counter(f"{f['id']} {f['severity']}" for f in rule_findings(report["findings"]))
     details = [f"{f['id']}: {f['message']}" for f in report["findings"]]
     assert findings == Counter(PHASES[name]), f"{SCENARIO}/{name}: {details}"
 
