@@ -115,6 +115,9 @@ CASES = [
          {"options": GOOD_V41 + ",noresvport", "profile": "efs"}),
     Case("NFS041", {"options": GOOD_V41 + ",noresvport"}, {"options": GOOD_V41}, Severity.INFO),
     Case("NFS050", {"options": GOOD_V41 + ",noac"}, {"options": GOOD_V41}),
+    # On a PV several nodes write, noac is how they see each other's changes: information.
+    Case("NFS050", {"options": GOOD_V41 + ",noac", "context": SHARED},
+         {"options": GOOD_V41, "context": SHARED}, Severity.INFO),
     Case("NFS051", {"options": GOOD_V41 + ",nocto", "context": SHARED},
          {"options": GOOD_V41, "context": SHARED}),
     Case("NFS052", {"options": GOOD_V41 + ",acregmax=600", "context": SHARED},

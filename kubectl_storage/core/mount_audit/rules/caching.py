@@ -16,11 +16,23 @@ from kubectl_storage.core.report.findings import Finding, Severity
 
 
 def rule_nfs050_noac(facts: MountFacts) -> list[Finding]:
-    """NFS050: noac / actimeo=0 disable the attribute cache."""
+    """NFS050: noac / actimeo=0 disable the attribute cache. On a volume several nodes mount
+    read-write that is the documented way to see each other's changes at once (nfs(5), "Data
+    and metadata coherence"), so there it is information, not a warning."""
     options = facts.effective
     all_zero = all(as_text(options.get(name)) == "0" for name in ATTRIBUTE_CACHE_DEFAULTS)
     if not ("noac" in options or as_text(options.get("actimeo")) == "0" or all_zero):
         return []
+    if facts.shared_writable:
+        return [
+            NFS_RULES.cite(
+                "NFS050",
+                Severity.INFO,
+                "attribute caching disabled (noac/actimeo=0) on a PV mounted rw by several "
+                "nodes: each sees the others' changes at once, at a performance cost",
+                "keep it if the application needs that coherence; otherwise use locking",
+            )
+        ]
     return [
         NFS_RULES.cite(
             "NFS050",

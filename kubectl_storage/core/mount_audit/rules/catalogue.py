@@ -117,7 +117,12 @@ NFS_RULES = RuleCatalogue(
             "NFS040", "warn", "no noresvport where the vendor asks for it", "S10 S11 S13 S22 S25"
         ),
         RuleSpec("NFS041", "info", "noresvport against a generic server", "S1 S10"),
-        RuleSpec("NFS050", "warn", "attribute cache disabled (noac, actimeo=0)", "S1 S10"),
+        RuleSpec(
+            "NFS050",
+            "warn (info on a PV mounted rw by several nodes)",
+            "attribute cache disabled (noac, actimeo=0)",
+            "S1 S10",
+        ),
         RuleSpec("NFS051", "warn/info", "nocto", "S1 S15"),
         RuleSpec("NFS052", "warn/info", "attribute cache timers above 60 s", "S1 S15"),
         RuleSpec(
