@@ -43,7 +43,13 @@ def write_iscsi_table(report: IscsiReport, out: TextIO, wide: bool = False) -> N
         out.write("\n")
         _write_sanlun(nodes, out)
     write_kernel_events(nodes, out)
-    write_findings(((node.node, finding) for node in nodes for finding in node.findings), out)
+    write_findings(
+        [
+            *((node.node, finding) for node in nodes for finding in node.findings),
+            *(("cluster", finding) for finding in report.cluster_findings),
+        ],
+        out,
+    )
     write_warnings(nodes, out)
     summary = report.summary
     counts = summary.findings

@@ -102,7 +102,16 @@ VOLUME_KEYS = [
 ]
 FINDING_KEYS = ["id", "severity", "message", "fix", "source"]
 
-ISCSI_REPORT_KEYS = ["apiVersion", "kind", "verdict", "reasons", "source", "nodes", "summary"]
+ISCSI_REPORT_KEYS = [
+    "apiVersion",
+    "kind",
+    "verdict",
+    "reasons",
+    "source",
+    "nodes",
+    "cluster_findings",
+    "summary",
+]
 ISCSI_NODE_KEYS = [
     "node",
     "error",
@@ -125,6 +134,7 @@ ISCSI_NODE_KEYS = [
     "kernel_log",  # issue 22 item 4, as in mount-audit
     "kernel_events",
     "nfs_servers",
+    "initiator_name",  # issue 22 item 2: ISCSI011 across nodes
 ]
 SESSION_CONTRACT = [
     "target",
@@ -564,6 +574,30 @@ def test_a_kernel_log_beside_the_mount_table_shows_a_volume_still_read_only() ->
     assert code == 0
     (event,) = report["nodes"][0]["kernel_events"]
     assert [(f["id"], f["severity"]) for f in event["findings"]] == [("KLOG004", "info")]
+
+
+INITIATOR_1 = FIXTURES / "iscsiadm" / "debian_initiatorname_node1.iscsi"
+INITIATOR_2 = FIXTURES / "iscsiadm" / "debian_initiatorname_node2.iscsi"
+
+
+def test_one_initiator_name_on_two_nodes_is_iscsi011_and_two_names_are_quiet() -> None:
+    """Two nodes from one cloned image keep one /etc/iscsi/initiatorname.iscsi: the target
+    takes them for one initiator, so both can log in to (and mount) one RWO LUN."""
+    code, report = run_json(
+        "iscsi", "--from-file", f"w1={INITIATOR_1}", "--from-file", f"w2={INITIATOR_1}"
+    )
+    assert code == 1, report
+    assert [n["initiator_name"] for n in report["nodes"]] == [
+        "iqn.1993-08.org.debian:01:dac6f6a0c217"
+    ] * 2
+    (finding,) = report["cluster_findings"]
+    assert (finding["id"], finding["severity"]) == ("ISCSI011", "error")
+    assert "w1, w2" in finding["message"]
+    code, report = run_json(
+        "iscsi", "--from-file", f"w1={INITIATOR_1}", "--from-file", f"w2={INITIATOR_2}"
+    )
+    assert code == 0, report
+    assert report["cluster_findings"] == []
 
 
 def test_dry_run_with_named_nodes_needs_no_cluster() -> None:

@@ -4,6 +4,7 @@ section a ``--from-file`` capture stands for."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -66,6 +67,8 @@ def iscsi_file_kind(text: str) -> str | None:
         return "iscsiadm-session"
     if detect_mount_format(text) == FORMAT_MOUNTINFO:
         return "mountinfo"
+    if parse_initiator_name(text) is not None:
+        return "initiator-name"
     if looks_like_iscsid_conf(text):
         return "iscsid-conf"
     if is_kernel_log(text):
@@ -89,6 +92,8 @@ class ParsedNode:
     #: /etc/iscsi/iscsid.conf (password lines removed on the node); None when not read.
     iscsid_conf: IscsidConf | None = None
     sanlun: tuple[SanlunLun, ...] = ()
+    #: /etc/iscsi/initiatorname.iscsi's InitiatorName, else the one the sessions use.
+    initiator_name: str | None = None
     #: Rows of ``sanlun lun show [all]`` / ``-wwpn``: a host device of an ONTAP LUN each.
     sanlun_devices: tuple[SanlunDevice, ...] = ()
     mounts: list[MountEntry] | None = None
@@ -153,6 +158,9 @@ def parse_node(capture: NodeCapture) -> ParsedNode:
                 facts.mounts.extend(parse_mountinfo(text, strict=False, notes=notes))
             except MountParseError as exc:  # pragma: no cover - non-strict parsing skips lines
                 facts.warnings.append(f"mountinfo unreadable: {exc}")
+    facts.initiator_name = parse_initiator_name(capture.first("initiator-name")) or next(
+        (session.initiator_name for session in facts.sessions if session.initiator_name), None
+    )
     for device in parse_block_devices(capture.first("block-devices")):
         if device.get("dm_name"):
             facts.dm_names[device["dm_name"]] = device["name"]
@@ -255,6 +263,16 @@ def _maps(
     if from_text:
         return maps, "multipath-ll"
     return (), None
+
+
+_INITIATOR_NAME = re.compile(r"^\s*InitiatorName\s*=\s*(?P<name>\S+)\s*$", re.MULTILINE)
+
+
+def parse_initiator_name(text: str) -> str | None:
+    """``InitiatorName=iqn.1993-08.org.debian:01:abc`` (/etc/iscsi/initiatorname.iscsi, comment
+    lines aside) → the name; None when the text has no such line."""
+    match = _INITIATOR_NAME.search(text)
+    return match["name"] if match else None
 
 
 def parse_block_devices(text: str) -> list[dict[str, Any]]:

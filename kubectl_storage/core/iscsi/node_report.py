@@ -15,7 +15,7 @@ from kubectl_storage.core.iscsi.luns import (
 )
 from kubectl_storage.core.iscsi.node_parse import ParsedNode, parse_node, tool_facts
 from kubectl_storage.core.iscsi.report import HostTools, IscsiNode, IscsiReport
-from kubectl_storage.core.iscsi.rules import evaluate_iscsi_node
+from kubectl_storage.core.iscsi.rules import check_unique_initiator_names, evaluate_iscsi_node
 from kubectl_storage.core.iscsi.rules.config import unjudged_defaults
 from kubectl_storage.core.nodes.capture import NodeCapture, first_line
 from kubectl_storage.core.nodes.kernel_health import SECTION as KERNEL_LOG
@@ -35,8 +35,14 @@ def inspect_captures(
 
 
 def build_report(nodes: Sequence[IscsiNode], source: str) -> IscsiReport:
-    """The IscsiReport of these nodes (``source``: ``cluster`` or ``files``)."""
-    return IscsiReport(source=source, nodes=tuple(nodes))
+    """The IscsiReport of these nodes (``source``: ``cluster`` or ``files``), with the findings
+    only the nodes together show."""
+    names = {node.node: node.initiator_name for node in nodes if node.initiator_name}
+    return IscsiReport(
+        source=source,
+        nodes=tuple(nodes),
+        cluster_findings=tuple(check_unique_initiator_names(names)),
+    )
 
 
 def build_node_report(capture: NodeCapture, objects: VolumeObjects | None) -> IscsiNode:
@@ -99,6 +105,7 @@ def build_node_report(capture: NodeCapture, objects: VolumeObjects | None) -> Is
         sanlun_devices=facts.sanlun_devices,
         unread_lines=facts.unread_lines,
         kernel_log=kernel_log,
+        initiator_name=facts.initiator_name,
     )
 
 

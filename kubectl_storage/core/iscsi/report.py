@@ -194,6 +194,8 @@ class IscsiNode:
     #: The kernel log's storage events (None: no log was read); their findings are in
     #: ``findings`` too.
     kernel_log: KernelHealth | None = None
+    #: The node's iSCSI InitiatorName (its file, else its sessions'); None when unknown.
+    initiator_name: str | None = None
 
     @property
     def incomplete_maps(self) -> tuple[MultipathMap, ...]:
@@ -231,6 +233,7 @@ class IscsiNode:
             "unread_lines": self.unread_lines,
             "incomplete_maps": [mpath.name for mpath in self.incomplete_maps],
             **kernel_log_keys(self.kernel_log),
+            "initiator_name": self.initiator_name,
         }
 
 
@@ -270,11 +273,14 @@ class IscsiReport:
 
     source: str
     nodes: tuple[IscsiNode, ...]
+    #: What only the nodes together show (one InitiatorName on several nodes, ISCSI011).
+    cluster_findings: tuple[Finding, ...] = ()
 
     @property
     def findings(self) -> tuple[Finding, ...]:
-        """Every finding of every node (for --fail-on)."""
-        return tuple(finding for node in self.nodes for finding in node.findings)
+        """Every finding of every node, then the cluster's (for --fail-on)."""
+        nodes = (finding for node in self.nodes for finding in node.findings)
+        return (*nodes, *self.cluster_findings)
 
     @property
     def outcome(self) -> Outcome:
@@ -298,13 +304,15 @@ class IscsiReport:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The IscsiReport document: apiVersion, kind, source, nodes, summary."""
+        """The IscsiReport document: apiVersion, kind, source, nodes, cluster_findings,
+        summary."""
         return report_envelope(
             KIND,
             self.outcome,
             {
                 "source": self.source,
                 "nodes": [node.to_dict() for node in self.nodes],
+                "cluster_findings": [finding.to_dict() for finding in self.cluster_findings],
                 "summary": self.summary.to_dict(),
             },
         )

@@ -30,6 +30,7 @@ ISCSI_SECTIONS = (
     "multipath-conf",
     "multipath-config",
     "iscsid-conf",
+    "initiator-name",
 )
 
 #: Printed instead of a config file's content when the file does not exist on the node, so
@@ -121,6 +122,12 @@ _SCRIPT_PARTS = {
         "*defaults*) printf '%s\\n' \"$o\" ;; "
         "*) if [ -x /host/usr/sbin/multipath ] || [ -x /host/sbin/multipath ]; then "
         "chroot /host multipath -t 2>/dev/null; fi ;; esac; true"
+    ),
+    # The node's iSCSI initiator name (not a secret): two nodes with one name are one initiator
+    # to the target (ISCSI011, judged across nodes).
+    "initiator-name": (
+        "[ -r /host/etc/iscsi/initiatorname.iscsi ] && "
+        "grep -v '^#' /host/etc/iscsi/initiatorname.iscsi; true"
     ),
     "iscsid-conf": (
         "[ -r /host/etc/iscsi/iscsid.conf ] && "

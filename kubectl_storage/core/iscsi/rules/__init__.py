@@ -5,7 +5,8 @@ Each check takes parsed data (:mod:`.multipath`, :mod:`.sessions`, :mod:`.multip
 did not fire. Rule ids are the ones of rules.md (plus MP016, this project's); the catalogue
 :data:`.catalogue.ISCSI_RULES` names each rule's sources, and every finding's ``source`` cites
 them. Array thresholds live in one table per array family (:mod:`.vendors`). The lead calls
-:func:`evaluate_iscsi_node` once per node.
+:func:`evaluate_iscsi_node` once per node, and :func:`check_unique_initiator_names` once across
+them.
 
 One module per rule family: :mod:`.maps` (maps and sanlun paths), :mod:`.config` (multipathd
 and multipath.conf), :mod:`.sessions`, :mod:`.timeouts` (recovery timeouts), :mod:`.iscsid`
@@ -24,5 +25,6 @@ collect yet): MP033 MP034.
 """
 
 from kubectl_storage.core.iscsi.rules.node import evaluate_iscsi_node
+from kubectl_storage.core.iscsi.rules.sessions import check_unique_initiator_names
 
-__all__ = ["evaluate_iscsi_node"]
+__all__ = ["check_unique_initiator_names", "evaluate_iscsi_node"]
