@@ -254,3 +254,44 @@ def test_parallel_classes(cluster, namespace) -> None:
     )
     assert [r["storage_class"] for r in report["results"]] == [HOSTPATH_CLASS, "local-path"]
     assert all(r["jobs"][0]["read_iops"] > 0 for r in report["results"])
+
+
+def test_until_steady_ends_jobs_early_and_says_so(cluster, namespace) -> None:
+    """--until-steady on the test driver: every timed job of the quick profile asks fio for
+    steady state; a job fio found steady ended before the 60 s maximum and carries fio.steady
+    with the time; one that did not (a loaded CI node) runs to the maximum and is fio.not-steady,
+    never counted as trusted."""
+    maximum = 60
+    report = _report(
+        run_cli(
+            "fio",
+            "-s",
+            HOSTPATH_CLASS,
+            "-z",
+            "1Gi",
+            "--profile",
+            "quick",
+            "--until-steady",
+            "--runtime",
+            str(maximum),
+            "-n",
+            namespace,
+            "-o",
+            "json",
+        )
+    )
+    (result,) = report["results"]
+    notes = {(note["id"], note.get("job")) for note in result["notes"]}
+    states = {job["name"]: job["steady_state"] for job in result["jobs"]}
+    assert states, result
+    assert all(state is not None for state in states.values()), states
+    assert {state["criterion"] for state in states.values()} == {"iops_slope"}
+    attained = [name for name, state in states.items() if state["attained"]]
+    assert attained, f"no job was found steady within {maximum} s: {states}"
+    for name, state in states.items():
+        if state["attained"]:
+            assert state["runtime_s"] < maximum, (name, state)
+            assert ("fio.steady", name) in notes, (name, notes)
+        else:
+            assert ("fio.not-steady", name) in notes, (name, notes)
+    assert managed(cluster, namespace, FIO_OBJECTS) == []
