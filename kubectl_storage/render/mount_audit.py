@@ -48,6 +48,7 @@ def write_mount_audit_table(report: MountAuditReport, out: TextIO, wide: bool = 
         [
             *((f"{node.node} {mount.label}", f) for node, mount, f in report.subject_findings()),
             *((f"{node.node} {subject}", f) for node, subject, f in report.kernel_findings()),
+            *(("cluster", finding) for finding in report.cluster_findings),
         ],
         out,
     )

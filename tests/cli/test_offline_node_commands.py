@@ -46,6 +46,7 @@ MOUNT_REPORT_KEYS = [
     "source",
     "profile",
     "nodes",
+    "cluster_findings",
     "summary",
 ]
 MOUNT_NODE_KEYS = [
@@ -61,6 +62,7 @@ MOUNT_NODE_KEYS = [
     "kernel_log",  # issue 22 item 4: the kernel log read (null when none), its events
     "kernel_events",
     "nfs_servers",
+    "nfs_client_identity",  # issue 22 item 2: NFS120 across nodes (null offline)
 ]
 MOUNT_KEYS = [
     "server",

@@ -25,7 +25,13 @@ from kubectl_storage.core.mount_audit.report import (
     PodVolume,
     VolumeRef,
 )
-from kubectl_storage.core.mount_audit.rules import NodeFacts, audit_mounts
+from kubectl_storage.core.mount_audit.rules import (
+    NfsClientIdentity,
+    NodeFacts,
+    audit_mounts,
+    check_shared_client_identity,
+    client_identity,
+)
 from kubectl_storage.core.nodes.capture import NodeCapture, first_line, line_warnings
 from kubectl_storage.core.nodes.kernel_health import SECTION as KERNEL_LOG
 from kubectl_storage.core.nodes.kernel_health import is_kernel_log
@@ -90,7 +96,23 @@ def build_report(
     nodes: Sequence[MountAuditNode], *, source: str, profile: str | None
 ) -> MountAuditReport:
     """The MountAuditReport of these nodes (``source``: ``cluster`` or ``files``)."""
-    return MountAuditReport(source=source, profile=profile, nodes=tuple(nodes))
+    servers = {
+        node.node: (
+            node.nfs_client_identity,
+            [m.server for m in node.mounts if m.server and _is_v4(m.options.get("vers"))],
+        )
+        for node in nodes
+    }
+    return MountAuditReport(
+        source=source,
+        profile=profile,
+        nodes=tuple(nodes),
+        cluster_findings=tuple(check_shared_client_identity(servers)),
+    )
+
+
+def _is_v4(vers: object) -> bool:
+    return str(vers or "").startswith("4")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -154,6 +176,19 @@ def build_node_report(
         warnings=tuple(warnings),
         unread_lines=len(skipped),
         kernel_log=kernel_log,
+        nfs_client_identity=_client_identity(capture.first("nfs-identity"), params),
+    )
+
+
+def _client_identity(text: str, params: Mapping[str, str]) -> NfsClientIdentity | None:
+    """The NFSv4 client identity from the ``nfs-identity`` section (``kv`` lines)."""
+    values = {}
+    for line in text.splitlines():
+        path, sep, value = line.partition(": ")
+        if sep:
+            values[path.rsplit("/", 1)[-1]] = value
+    return client_identity(
+        values.get("hostname"), values.get("identifier"), params.get("nfs.nfs4_unique_id")
     )
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from kubectl_storage.core.mount_audit.mountstats import NfsMountStats, OpStats
-from kubectl_storage.core.mount_audit.rules import MountAudit
+from kubectl_storage.core.mount_audit.rules import MountAudit, NfsClientIdentity
 from kubectl_storage.core.nodes.kernel_health import KernelHealth, kernel_log_keys
 from kubectl_storage.core.nodes.mount_model import OptionValue
 from kubectl_storage.core.nodes.volume_owners import VolumeOwner
@@ -232,6 +232,8 @@ class MountAuditNode:
     warnings: tuple[str, ...]
     unread_lines: int = 0
     kernel_log: KernelHealth | None = None
+    #: What the node's NFSv4 client calls itself (None when its hostname was not read).
+    nfs_client_identity: NfsClientIdentity | None = None
 
     @property
     def status(self) -> str:
@@ -256,6 +258,9 @@ class MountAuditNode:
             "warnings": list(self.warnings),
             "unread_lines": self.unread_lines,
             **kernel_log_keys(self.kernel_log),
+            "nfs_client_identity": (
+                None if self.nfs_client_identity is None else self.nfs_client_identity.to_dict()
+            ),
         }
 
 
@@ -291,13 +296,15 @@ class MountAuditReport:
     source: str
     profile: str | None
     nodes: tuple[MountAuditNode, ...]
+    #: What only the nodes together show (one NFSv4 client identity on several nodes, NFS120).
+    cluster_findings: tuple[Finding, ...] = ()
 
     @property
     def findings(self) -> tuple[Finding, ...]:
         """Every finding of every mount of every node, then the kernel log's (for --fail-on)."""
         mounts = (finding for _, _, finding in self.subject_findings())
         kernel = (finding for _, _, finding in self.kernel_findings())
-        return (*mounts, *kernel)
+        return (*mounts, *kernel, *self.cluster_findings)
 
     def kernel_findings(self) -> Iterator[tuple[MountAuditNode, str, Finding]]:
         """Each kernel-log finding with its node and subject (a device, a server, the log)."""
@@ -331,7 +338,8 @@ class MountAuditReport:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The MountAuditReport document: apiVersion, kind, source, profile, nodes, summary."""
+        """The MountAuditReport document: apiVersion, kind, source, profile, nodes,
+        cluster_findings, summary."""
         return report_envelope(
             KIND,
             self.outcome,
@@ -339,6 +347,7 @@ class MountAuditReport:
                 "source": self.source,
                 "profile": self.profile,
                 "nodes": [node.to_dict() for node in self.nodes],
+                "cluster_findings": [finding.to_dict() for finding in self.cluster_findings],
                 "summary": self.summary.to_dict(),
             },
         )

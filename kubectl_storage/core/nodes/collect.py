@@ -17,7 +17,7 @@ from kubectl_storage.core.nodes.kernel_health import PREFILTER as KERNEL_LOG_PRE
 SECTION_MARKER = "==> kubectl-storage:"
 
 #: Sections every inspection collects, and those only the iSCSI command needs.
-MOUNT_SECTIONS = ("kernel", "mountinfo", "mountstats", "nfs-params", "kernel-log")
+MOUNT_SECTIONS = ("kernel", "mountinfo", "mountstats", "nfs-params", "nfs-identity", "kernel-log")
 ISCSI_SECTIONS = (
     "kernel",
     "tools",
@@ -63,6 +63,10 @@ _SCRIPT_PARTS = {
         "printf '%s\\n' \"$o\" | awk -v p='" + KERNEL_LOG_PREFILTER + "' "
         "'/^ / { if (k) print; next } { k = (tolower($0) ~ p); if (k) print }'"
     ),
+    # What the node's NFSv4 client calls itself (NFS120, judged across nodes): the static
+    # hostname and the sysfs uniquifier of the host's network namespace (/host/sys is the host's
+    # sysfs; the pod's own /sys would show its own namespace).
+    "nfs-identity": ("kv /host/etc/hostname; kv /host/sys/fs/nfs/net/nfs_client/identifier; true"),
     "tools": (
         "for t in multipath multipathd iscsiadm sanlun; do p=; "
         "for d in /usr/sbin /sbin /usr/bin /bin; do "

@@ -34,6 +34,11 @@ from kubectl_storage.core.mount_audit.rules.audit import (
     audit_mounts,
     evaluate_mount,
 )
+from kubectl_storage.core.mount_audit.rules.client_identity import (
+    NfsClientIdentity,
+    check_shared_client_identity,
+    client_identity,
+)
 from kubectl_storage.core.mount_audit.rules.facts import (
     MountAudit,
     MountFacts,
@@ -74,10 +79,13 @@ __all__ = [
     "VENDORS",
     "MountAudit",
     "MountFacts",
+    "NfsClientIdentity",
     "NodeFacts",
     "VolumeContext",
     "audit_mounts",
     "build_facts",
+    "check_shared_client_identity",
+    "client_identity",
     "client_key",
     "detect_profile",
     "evaluate_mount",

@@ -123,10 +123,11 @@ MOUNT_RULES: tuple[Callable[[MountFacts], list[Finding]], ...] = (
     rule_nfsk8s005_legacy_annotation,
 )
 
-#: Every rule id this module can emit (NFS031 is the cross-mount rule).
+#: Every NFS rule id (NFS031 is the cross-mount rule; NFS120, across nodes, is
+#: :mod:`.client_identity`'s).
 RULE_IDS: tuple[str, ...] = tuple(
     sorted(
-        {fn.__name__.split("_")[1].upper() for fn in MOUNT_RULES} | {"NFS031"},
+        {fn.__name__.split("_")[1].upper() for fn in MOUNT_RULES} | {"NFS031", "NFS120"},
         key=lambda rid: (rid.startswith("NFSK8S"), rid),
     )
 )

@@ -60,6 +60,10 @@ _SOURCES: dict[str, str] = {
     "K3": "Linux commits 7e134205f629 'NFSv4 introduce max_connect mount options' (v5.15) and "
     "'NFSv4.1 test and add 4.1 trunking transport' (nfs-for-5.17); NetAppDocs/ontap "
     "nfs-trunking/client-mount-task.adoc (max_connect on each trunked mount)",
+    "K4": "Linux fs/nfs/nfs4proc.c nfs4_init_uniform_client_string and "
+    "Documentation/filesystems/nfs/client-identifier.rst (the client-owner string is the node "
+    "name and /sys/fs/nfs/net/nfs_client/identifier or nfs.nfs4_unique_id; clients with one "
+    "string are one client to the server)",
     "E1": "kubernetes-sigs/aws-efs-csi-driver pkg/driver/node.go (encryptInTransit defaults to "
     "true and adds tls)",
     "G1": "kubernetes-sigs/gcp-filestore-csi-driver pkg/csi_driver/controller.go (StorageClass "
@@ -150,6 +154,9 @@ NFS_RULES = RuleCatalogue(
         RuleSpec("NFS101", "info", "RPC-with-TLS in use", "S1 S2"),
         RuleSpec("NFS110", "info", "128 KiB read-ahead on a cloud file service", "S23 S12"),
         RuleSpec("NFS111", "info", "RPC slots above what the server accepts", "S17"),
+        RuleSpec(
+            "NFS120", "error", "one NFSv4 client identity on several nodes (one server)", "K4"
+        ),
         RuleSpec(
             "NFSK8S001",
             "warn",
