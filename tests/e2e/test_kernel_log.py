@@ -77,9 +77,11 @@ def sh(*args: str) -> str:
 
 
 @pytest.fixture
-def ext4_volume(cluster):
+def ext4_volume(cluster, namespace):
     """An ext4 loop device mounted errors=remount-ro, and a local PV of the first node on it;
-    all of it undone afterwards."""
+    all of it undone afterwards, the namespace's pods first (so the kubelet unmounts its bind
+    mounts before the filesystem goes, and no later audit sees a read-only volume still
+    mounted)."""
     name = f"e2e-klog-{uuid.uuid4().hex[:6]}"
     folder = WORK / name
     image, mountpoint = folder / "ext4.img", folder / "mnt"
@@ -92,6 +94,10 @@ def ext4_volume(cluster):
         cluster.apply(PV.format(name=name, path=mountpoint, node=cluster.node))
         yield name, Path(device).name
     finally:
+        cluster.kubectl_run(
+            "-n", namespace, "delete", "pods,pvc", "--all", "--wait=true", "--timeout=120s",
+            check=False, timeout=180,
+        )  # fmt: skip
         cluster.kubectl_run("delete", "pv", name, "--wait=false", check=False)
         subprocess.run(["umount", "-l", str(mountpoint)], check=False)
         subprocess.run(["losetup", "-d", device], check=False)
