@@ -345,3 +345,37 @@ def test_the_blocked_state_was_captured_before_the_recovery_timeout(lab: LabRun)
     }
     assert timeouts[f"{ONE_GROUP}@10.20.0.1:3260"] == 90
     assert timeouts[f"{ONE_GROUP}@127.0.0.1:3260"] == 10
+
+
+def test_a_lun_that_lost_its_only_path_leaves_its_claim_read_only_and_the_audit_says_so(
+    lab: LabRun,
+) -> None:
+    """Issue 22 item 4 on a real kernel: lun3 (one path, ext4 with errors=remount-ro, staged and
+    published as kubelet does) loses its portal past a 5 s recovery timeout; the kernel log's
+    events land on lun3-pv's claim and pod, and the read-only state is an error. Quiet before:
+    in the healthy phase no kernel-log finding is above information."""
+    healthy = lab.iscsi_report("healthy")
+    assert healthy["kernel_log"]["source"] == "kmsg", healthy["kernel_log"]
+    assert [
+        f["id"]
+        for f in healthy["findings"]
+        if f["id"].startswith("KLOG") and f["severity"] != "info"
+    ] == []
+    report = lab.iscsi_report("lun-read-only")
+    read_only = [
+        event
+        for event in report["kernel_events"]
+        if event["kind"] == "fs-remounted-ro" and event["state"] == "still-read-only"
+    ]
+    assert len(read_only) == 1, report["kernel_events"]
+    (event,) = read_only
+    assert [f["id"] for f in event["findings"]] == ["KLOG001"]
+    assert {(v["pvc"], v["pod"]) for v in event["volumes"]} >= {("lun3-pv-claim", "lun3-pv-pod")}, (
+        event
+    )
+    io_errors = [e for e in report["kernel_events"] if e["kind"] == "buffer-io-error"]
+    assert any(v["pvc"] == "lun3-pv-claim" for e in io_errors for v in e["volumes"]), report[
+        "kernel_events"
+    ]
+    connection = [e for e in report["kernel_events"] if e["kind"] == "iscsi-conn-error"]
+    assert any(v["pvc"] == "lun3-pv-claim" for e in connection for v in e["volumes"]), connection

@@ -262,5 +262,24 @@ wait_for 30 paths_ok $M1
 io $M1
 finish
 
+# The one-portal LUN (lun3: one path, a bare sdX carrying lun3-pv's ext4, staged and published
+# as kubelet does) loses its only path past its recovery timeout (5 s here, through sysfs): the
+# disk fails its I/O, ext4 with errors=remount-ro stops writing, and the "pod" (the publish bind
+# mount) stays mounted on a read-only volume. The kernel log says so; the audit must put it on
+# lun3-pv (issue 22 item 4).
+S3=/sys/class/iscsi_session/$(readlink -f /sys/block/$D3/device | grep -o 'session[0-9]*' | head -1)
+PUB3=$(awk -F'\t' '$1 == "lun3-pv" {print $6}' "$O/volumes.tsv")
+mount -o remount,errors=remount-ro "$PUB3"
+phase lun-read-only
+echo 5 > $S3/recovery_tmo
+iptables -I INPUT -p tcp -d 10.20.0.4 --dport 3260 -j DROP
+iptables -I INPUT -p tcp -s 10.20.0.4 --sport 3260 -j DROP
+wait_for 90 grep -q transport-offline /sys/block/$D3/device/state
+# A write the application makes: it fails, and the journal's commit fails with it.
+sh -c "echo after > '$PUB3/after.txt' && sync" 2>&1 | tail -1
+wait_for 60 sh -c "awk -v m='$PUB3' '\$2 == m' /proc/mounts | grep -qE '[ ,]ro[ ,]|emergency_ro'"
+awk -v m="$PUB3" '$2 == m' /proc/mounts | tee "$P/lun3-mount.txt"
+finish
+
 sec "dmesg (iscsi, multipath, alua)"
 dmesg | grep -iE 'iscsi|multipath|device-mapper|alua|sd [0-9]' | tail -60
