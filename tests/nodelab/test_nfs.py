@@ -188,6 +188,13 @@ PHASES: dict[str, Phase] = {
     ),
 }
 
+# A hard NFSv4.1 mount (timeo=20 over TCP: NFS013) whose server stops answering, captured
+# while it does not, then after it answers again (guest/nfs.sh; the kernel-log part is
+# test_a_server_that_stops_answering_is_an_error_until_it_answers_again).
+STALLED = Mount(("NFS013 warn", SYS), {"vers": "4.1", "timeo": "20", "hard": True})
+PHASES["server-stops"] = _expect({"stalled": STALLED}, {"10.10.0.25": 1})
+PHASES["server-back"] = _expect({"stalled": STALLED}, {"10.10.0.25": 1})
+
 #: Phases whose mounts of one server address must share one NFS client whatever their security
 #: flavour: the kernel's own client list (/proc/fs/nfsfs/servers) has one client for the address,
 #: used by both superblocks (USE 2), and both mounts' mountstats show the same transports.
@@ -299,3 +306,22 @@ def test_phase_anf_profile(lab: LabRun, name: str) -> None:
     want = {pv: Counter(findings) for pv, findings in ANF_PHASES[name].items()}
     assert got == want
     assert {mount["profile"] for mount in report["mounts"]} == {ANF}
+
+
+def test_a_server_that_stops_answering_is_an_error_until_it_answers_again(lab: LabRun) -> None:
+    """Issue 22 item 4 on a real kernel: while 10.10.0.25 drops every packet, its last word in
+    the kernel log is "not responding" (KLOG030, an error, on the stalled claim's mount) and a
+    writer is blocked (KLOG040); once it answers, "OK" (KLOG031, a warning while recent)."""
+    down = lab.mount_report("server-stops")
+    assert down["kernel_log"]["source"] == "kmsg", down["kernel_log"]
+    servers = {server["subject"]: server for server in down["nfs_servers"]}
+    stalled = servers["NFS server 10.10.0.25"]
+    assert stalled["state"] == "not-responding", stalled
+    assert [(f["id"], f["severity"]) for f in stalled["findings"]] == [("KLOG030", "error")]
+    assert [v["pvc"] for v in stalled["volumes"]] == ["stalled-claim"], stalled
+    assert any(event["kind"] == "hung-task" for event in down["kernel_events"])
+    back = lab.mount_report("server-back")
+    servers = {server["subject"]: server for server in back["nfs_servers"]}
+    recovered = servers["NFS server 10.10.0.25"]
+    assert recovered["state"] == "ok", recovered
+    assert [(f["id"], f["severity"]) for f in recovered["findings"]] == [("KLOG031", "warn")]

@@ -73,13 +73,16 @@ nfsmount() {
   esac
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$1" "$uid" "$2" "$3" "$mp" "$4" "${5:-nodelab}" >> "$P/volumes.tsv"
 }
-finish() {
+capture() {
   collect mount
   ss -tnH state established '( dport = :2049 )' > "$P/connections.txt"
   awk '{split($4, a, ":"); n[a[1]]++} END {for (k in n) print k, n[k]}' "$P/connections.txt" | sort > "$P/connection-counts.txt"
   cat "$P/connection-counts.txt"
   { cat /proc/fs/nfsfs/servers; echo; cat /proc/fs/nfsfs/volumes; } > "$P/nfsfs.txt"
   cat "$P/nfsfs.txt"
+}
+finish() {
+  capture
   cut -f5 "$P/volumes.tsv" | while read -r mp; do umount "$mp" || umount -f -l "$mp"; done
   sleep 1
 }
@@ -153,6 +156,38 @@ finish
 phase krb5-quiet
 nfsmount krb5p-first 10.10.0.24 /srv/nfs/vol3 vers=4.2,hard,sec=krb5p
 nfsmount krb5-sys-second 10.10.0.24 /srv/nfs/vol4 vers=4.2,hard,sec=sys
+finish
+
+# A hard mount whose server stops answering (iptables DROP both ways on 10.10.0.25:2049, served
+# by NFS-Ganesha like the phases above): the client logs "not responding, still trying", a
+# writer blocks in the kernel (the hung-task detector's timeout lowered to 10 s), and the mount
+# stays. Captured without unmounting (an unmount would wait for the server too); then the server
+# answers again, the client logs "OK" and the writer finishes (issue 22 item 4).
+ip addr add 10.10.0.25/24 dev nfs0
+sysctl -w kernel.hung_task_timeout_secs=10
+phase server-stops
+nfsmount stalled 10.10.0.25 /srv/nfs/vol1 vers=4.1,hard,timeo=20,retrans=2
+STALLED=$(cut -f5 "$P/volumes.tsv")
+# The writer opens its file while the server answers (an open, or an append, would wait for the
+# server killably, which the hung-task detector does not report); its sync then waits for the
+# write-back uninterruptibly, which it does.
+sh -c "exec 3>'$STALLED/stalled.txt'; while [ ! -e /run/write-now ]; do sleep 0.2; done; echo stalled >&3; sync" &
+WRITER=$!
+sleep 2
+iptables -I INPUT -p tcp -d 10.10.0.25 --dport 2049 -j DROP
+iptables -I INPUT -p tcp -s 10.10.0.25 --sport 2049 -j DROP
+touch /run/write-now
+wait_for 180 sh -c "dmesg | grep -q 'server 10.10.0.25 not responding'"
+wait_for 120 sh -c "dmesg | grep -q 'blocked for more than'"
+capture
+STOPPED=$P
+phase server-back
+cp "$STOPPED/volumes.tsv" "$P/"
+iptables -D INPUT -p tcp -d 10.10.0.25 --dport 2049 -j DROP
+iptables -D INPUT -p tcp -s 10.10.0.25 --sport 2049 -j DROP
+wait_for 180 sh -c "dmesg | grep -q 'server 10.10.0.25 OK'"
+wait $WRITER
+echo "writer rc=$?"
 finish
 
 sec "dmesg (nfs)"
