@@ -69,6 +69,7 @@ def build_node_report(capture: NodeCapture, objects: VolumeObjects | None) -> Is
             iscsid_conf=facts.iscsid_conf,
             sanlun=facts.sanlun,
             effective_conf=facts.effective_conf,
+            initiator_name=facts.initiator_name,
         )
         if facts.effective_conf is None and facts.conf is not None:
             facts.warnings.extend(unjudged_defaults(facts.conf, facts.maps))

@@ -33,6 +33,7 @@ from kubectl_storage.core.iscsi.rules.maps import check_multipath_map
 from kubectl_storage.core.iscsi.rules.sessions import (
     check_chap,
     check_duplicate_sessions,
+    check_initiator_is_not_a_target,
     check_portal_redundancy,
     check_session_state,
     check_unique_initiator_names,
@@ -44,6 +45,7 @@ from kubectl_storage.core.iscsi.sessions import (
     IscsiSession,
     parse_iscsi_sysfs_dump,
     parse_iscsiadm_node,
+    parse_iscsiadm_session,
     parse_iscsiadm_session_detail,
 )
 from kubectl_storage.core.nodes.capture import NodeCapture
@@ -455,6 +457,17 @@ def test_iscsi011_duplicate_initiator_names() -> None:
     assert finding.id == "ISCSI011"
     assert "n1, n2" in finding.message
     assert check_unique_initiator_names({"n1": "iqn.a", "n2": "iqn.b"}) == []
+
+
+def test_iscsi018_initiator_named_as_its_target() -> None:
+    """The libvirt session (real iscsiadm output): the node's InitiatorName copied from the
+    target's IQN fires; its own name (Debian's generated one) stays quiet."""
+    sessions = parse_iscsiadm_session((FIXTURES / "iscsiadm" / "libvirt_session.txt").read_text())
+    target = sessions[0].target
+    (finding,) = check_initiator_is_not_a_target(target, sessions)
+    assert (finding.id, finding.severity) == ("ISCSI018", Severity.WARN)
+    assert check_initiator_is_not_a_target("iqn.1993-08.org.debian:01:dac6f6a0c217", sessions) == []
+    assert check_initiator_is_not_a_target(None, sessions) == []
 
 
 def test_iscsi015_iscsid_not_running() -> None:

@@ -15,7 +15,8 @@ the rules and sources, :mod:`.node` the entry point.
 
 Implemented: MP000 MP001 MP002 MP003 MP004 MP010 MP011 MP012 MP013 MP014 MP015 MP016 MP017 MP020
 MP021 MP022 MP023 MP030 MP031 MP032, ISCSI001 ISCSI002 ISCSI003 ISCSI004 ISCSI005 ISCSI006 ISCSI007
-ISCSI008 ISCSI009 ISCSI010 ISCSI011 ISCSI012 ISCSI013 ISCSI014 ISCSI015 ISCSI016 ISCSI017.
+ISCSI008 ISCSI009 ISCSI010 ISCSI011 ISCSI012 ISCSI013 ISCSI014 ISCSI015 ISCSI016 ISCSI017
+ISCSI018.
 ISCSI006, ISCSI012, ISCSI014 and ISCSI016 read /etc/iscsi/iscsid.conf (:mod:`.iscsid_conf`), which
 only seeds new node records; ISCSI004 and ISCSI014 judge its ``replacement_timeout`` next to the
 live sessions' ``recovery_tmo``, knowing that multipathd writes its ``fast_io_fail_tmo`` into the

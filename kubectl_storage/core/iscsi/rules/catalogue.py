@@ -43,6 +43,8 @@ _SOURCES: dict[str, str] = {
     "on the node' (https://longhorn.io/kb/troubleshooting-volume-with-multipath/; not re-read "
     "here): Longhorn volumes are iSCSI from the node to its own tgt, whose LUNs multipathd must "
     "not take (blacklist); its target IQNs start iqn.2019-10.io.longhorn:",
+    "S80": "RFC 7143 section 4.2.7.1 (an iSCSI name identifies one iSCSI node, initiator or "
+    "target, and is unique worldwide)",
     "S79": "tkc-online wiki 'Unnecessary multipath devices' "
     "(https://wiki.tkc-online.de/doku.php/public:trouble:multipath): a local disk (DELL PERC) "
     "taken by multipath with one path, fixed by a blacklist entry",
@@ -156,5 +158,6 @@ ISCSI_RULES = RuleCatalogue(
         RuleSpec("ISCSI015", "warn", "iSCSI in use, iscsid not running", "S63"),
         RuleSpec("ISCSI016", "info", "iscsid.conf below the HPE CSI values", "S68 S56"),
         RuleSpec("ISCSI017", "warn", "iscsid could not be asked: connection state Unknown", "S57"),
+        RuleSpec("ISCSI018", "warn", "InitiatorName equal to a target's IQN", "S80"),
     ),
 )

@@ -33,6 +33,7 @@ from kubectl_storage.core.iscsi.rules.maps import (
 from kubectl_storage.core.iscsi.rules.sessions import (
     check_chap,
     check_duplicate_sessions,
+    check_initiator_is_not_a_target,
     check_portal_redundancy,
     check_session_state,
     check_unmultipathed_disks,
@@ -66,6 +67,7 @@ def evaluate_iscsi_node(
     iscsid_conf: IscsidConf | None = None,
     sanlun: Sequence[SanlunLun] = (),
     effective_conf: MultipathConf | None = None,
+    initiator_name: str | None = None,
 ) -> list[Finding]:
     """Run every node-level iSCSI/multipath rule and return the findings, most severe first.
 
@@ -88,6 +90,7 @@ def evaluate_iscsi_node(
         sanlun: parsed ``sanlun lun show -p`` (MP010, MP011, MP016; path types for MP020/MP021).
         effective_conf: ``multipathd show config`` / ``multipath -t`` (built-in hardware table
             included): MP004, MP022, MP030 and the failback MP021 expects are read from it.
+        initiator_name: the node's InitiatorName (ISCSI018).
 
     Returns:
         Findings sorted by severity (error, warn, info), then rule id; order is stable.
@@ -157,4 +160,5 @@ def evaluate_iscsi_node(
     nr_sessions = max(nr_sessions, configured or 1)
     findings.extend(check_duplicate_sessions(sessions, nr_sessions=nr_sessions))
     findings.extend(check_portal_redundancy(sessions, node_records))
+    findings.extend(check_initiator_is_not_a_target(initiator_name, sessions, node_records))
     return sorted(findings, key=lambda f: (-f.severity.rank, f.id))

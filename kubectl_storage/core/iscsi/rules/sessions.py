@@ -215,3 +215,27 @@ def check_unique_initiator_names(initiators: Mapping[str, str]) -> list[Finding]
         for iqn, nodes in sorted(by_iqn.items())
         if len(nodes) > 1
     ]
+
+
+def check_initiator_is_not_a_target(
+    initiator_name: str | None,
+    sessions: Sequence[IscsiSession],
+    node_records: Sequence[IscsiNodeRecord] = (),
+) -> list[Finding]:
+    """ISCSI018: the node's InitiatorName is the IQN of a target it logs in to (or knows): an
+    iSCSI name names one node, initiator or target (S80), so an initiator named as its target
+    is a configuration copied into the wrong file, and an ACL on that name admits nobody."""
+    if not initiator_name:
+        return []
+    targets = {session.target for session in sessions} | {r.target for r in node_records}
+    if initiator_name.lower() not in {target.lower() for target in targets}:
+        return []
+    return [
+        ISCSI_RULES.cite(
+            "ISCSI018",
+            Severity.WARN,
+            f"InitiatorName {initiator_name} is the name of a target this node logs in to",
+            "Give the node its own name (`iscsi-iname` into /etc/iscsi/initiatorname.iscsi), "
+            "restart iscsid and log in again; the target's ACL must name the new one",
+        )
+    ]
