@@ -61,7 +61,7 @@ PHASES: dict[str, Phase] = {
             "nfs-v41": Mount((SYS,), {"vers": "4.1", "addr": "10.10.0.2"}),
             "nfs-v42": Mount((SYS,), {"vers": "4.2", "addr": "10.10.0.3"}),
             "nfs-unpinned": Mount(
-                ("NFS004 info", "NFSK8S003 info", SYS),
+                ("NFS004 info", "NFS037 info", "NFSK8S003 info", SYS),
                 {"vers": "4.2", "addr": "10.10.0.3", "rsize": "1048576", "wsize": "1048576"},
             ),
         },
@@ -130,7 +130,8 @@ PHASES: dict[str, Phase] = {
                 ("NFS031 warn", "NFSK8S001 warn", SYS), {"nconnect": None, "addr": "10.10.0.18"}
             ),
             "v41-other-address": Mount(
-                ("NFS031 warn", "NFSK8S001 warn", SYS), {"nconnect": None, "addr": "10.10.0.18"}
+                ("NFS031 warn", "NFS037 info", "NFSK8S001 warn", SYS),
+                {"nconnect": None, "addr": "10.10.0.18"},
             ),
             "v42-first": Mount(
                 ("NFS031 warn", SYS), {"nconnect": "8", "addr": "10.10.0.20"}, xprts=8

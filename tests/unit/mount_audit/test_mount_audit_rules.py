@@ -111,6 +111,9 @@ CASES = [
           "node": NodeFacts(kernel_release="5.14.0-70.el9.x86_64")}, Severity.INFO),
     Case("NFS036", {"options": GOOD_V41, "profile": "ontap"},
          {"options": GOOD_V41 + ",max_connect=16", "profile": "ontap"}, Severity.INFO),
+    # The source's address is not addr=: trunking put the mount on another address's client.
+    Case("NFS037", {"options": swap("addr", "addr=10.0.0.3")}, {"options": GOOD_V41},
+         Severity.INFO),
     Case("NFS040", {"options": GOOD_V41, "profile": "efs"},
          {"options": GOOD_V41 + ",noresvport", "profile": "efs"}),
     Case("NFS041", {"options": GOOD_V41 + ",noresvport"}, {"options": GOOD_V41}, Severity.INFO),

@@ -28,6 +28,7 @@ from kubectl_storage.core.mount_audit.rules.nconnect import (
     rule_nfs034_nconnect_v40,
     rule_nfs035_nconnect_old_kernel,
     rule_nfs036_max_connect,
+    rule_nfs037_trunked_into_another_address,
 )
 from kubectl_storage.core.mount_audit.rules.protocol import (
     rule_nfs001_nfsv2,
@@ -96,6 +97,7 @@ MOUNT_RULES: tuple[Callable[[MountFacts], list[Finding]], ...] = (
     rule_nfs034_nconnect_v40,
     rule_nfs035_nconnect_old_kernel,
     rule_nfs036_max_connect,
+    rule_nfs037_trunked_into_another_address,
     rule_nfs040_noresvport,
     rule_nfs041_noresvport_generic,
     rule_nfs050_noac,

@@ -64,6 +64,9 @@ _SOURCES: dict[str, str] = {
     "Documentation/filesystems/nfs/client-identifier.rst (the client-owner string is the node "
     "name and /sys/fs/nfs/net/nfs_client/identifier or nfs.nfs4_unique_id; clients with one "
     "string are one client to the server)",
+    "K5": "RFC 8881 section 2.10.5 (server trunking) and Linux fs/nfs/nfs4client.c "
+    "nfs4_discover_server_trunking (a mount of another address of a known server shares its "
+    "client)",
     "E1": "kubernetes-sigs/aws-efs-csi-driver pkg/driver/node.go (encryptInTransit defaults to "
     "true and adds tls)",
     "G1": "kubernetes-sigs/gcp-filestore-csi-driver pkg/csi_driver/controller.go (StorageClass "
@@ -117,6 +120,7 @@ NFS_RULES = RuleCatalogue(
             "ONTAP NFSv4.1+ without max_connect=16 (kernel 5.18 or later)",
             "S32 S1 K3",
         ),
+        RuleSpec("NFS037", "info", "NFSv4.1+ mount trunked into another address's client", "K5 K1"),
         RuleSpec(
             "NFS040", "warn", "no noresvport where the vendor asks for it", "S10 S11 S13 S22 S25"
         ),

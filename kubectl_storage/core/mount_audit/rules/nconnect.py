@@ -1,8 +1,9 @@
 """Rules on connections per server: the nconnect limits and vendor ranges (NFS030,
-NFS032-NFS036), and NFS031, nconnect consistent across every mount of one NFS client."""
+NFS032-NFS037), and NFS031, nconnect consistent across every mount of one NFS client."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Sequence
 
 from kubectl_storage.core.mount_audit.rules.catalogue import NFS_RULES
@@ -12,6 +13,7 @@ from kubectl_storage.core.mount_audit.rules.facts import (
 )
 from kubectl_storage.core.mount_audit.rules.options import (
     as_int,
+    as_text,
 )
 from kubectl_storage.core.report.findings import Finding, Severity
 
@@ -150,6 +152,45 @@ def rule_nfs036_max_connect(facts: MountFacts) -> list[Finding]:
             facts.vendor.source("max_connect"),
         )
     ]
+
+
+def rule_nfs037_trunked_into_another_address(facts: MountFacts) -> list[Finding]:
+    """NFS037: an NFSv4.1+ mount of one server address that runs on the client of another.
+
+    Trunking detection (RFC 8881 section 2.10.5; Linux nfs4_discover_server_trunking) finds
+    that the address belongs to a server the node already has a client for, and the mount
+    shares that client: ``addr=`` shows the first address, and no connection to the mount's
+    own address exists. Information: the kernel does what the protocol says, but a user who
+    mounted a second address for a second path has one. Judged only when the mount names its
+    server by address (a host name's address is not known here).
+    """
+    if facts.version not in ("4.1", "4.2"):
+        return []
+    source = _address(facts.mount.server)
+    addr = _address(as_text(facts.effective.get("addr")))
+    if source is None or addr is None or source == addr:
+        return []
+    return [
+        NFS_RULES.cite(
+            "NFS037",
+            Severity.INFO,
+            f"mounted from {source}, but NFSv4.1 trunking put it on the client of {addr}: "
+            f"its traffic goes to {addr}, there is no connection to {source}",
+            "For a second path to one server, use trunking on purpose (max_connect, or "
+            "nconnect); mounting another address of it does not add one",
+        )
+    ]
+
+
+def _address(text: str | None) -> str | None:
+    """An IP address as written in a mount source or ``addr=`` (brackets off), or None for a
+    host name or nothing."""
+    if not text:
+        return None
+    try:
+        return str(ipaddress.ip_address(text.strip("[]")))
+    except ValueError:
+        return None
 
 
 def evaluate_nconnect_consistency(all_facts: Sequence[MountFacts]) -> dict[int, list[Finding]]:
