@@ -55,8 +55,11 @@ def test_three_clients_on_three_nodes_add_up(multinode, namespace) -> None:
         raws = job["raw"][0]  # one run; the clients' own fio job dicts
         assert sorted(r["hostname"] for r in raws) == sorted(c["address"] for c in clients)
         own = [r[side]["iops"] for r in raws]
-        # fio's sum: all I/Os over the longest client's runtime, so a hair under the plain sum.
-        assert job[f"{side}_iops"] == pytest.approx(sum(own), rel=0.01)
+        # fio's sum: all I/Os over the longest client's runtime, so at most the plain sum (how
+        # far under it depends on how far apart the clients ran: 1.2 % on a loaded CI node).
+        total_ios = sum(r[side]["total_ios"] for r in raws)
+        longest_ms = max(r[side]["runtime"] for r in raws)
+        assert job[f"{side}_iops"] == pytest.approx(1000.0 * total_ios / longest_ms, rel=1e-6)
         assert job[f"{side}_iops"] <= sum(own) * 1.0001
         assert job["percentile_merge"] == "exact"
         p99s = [r[side]["clat_ns"]["percentile"]["99.000000"] / 1000 for r in raws]
