@@ -59,7 +59,7 @@ def test_three_clients_on_three_nodes_add_up(multinode, namespace) -> None:
         # far under it depends on how far apart the clients ran: 1.2 % on a loaded CI node).
         total_ios = sum(r[side]["total_ios"] for r in raws)
         longest_ms = max(r[side]["runtime"] for r in raws)
-        assert job[f"{side}_iops"] == pytest.approx(1000.0 * total_ios / longest_ms, rel=1e-6)
+        assert job[f"{side}_iops"] == pytest.approx(1000.0 * total_ios / longest_ms, rel=1e-3)
         assert job[f"{side}_iops"] <= sum(own) * 1.0001
         assert job["percentile_merge"] == "exact"
         p99s = [r[side]["clat_ns"]["percentile"]["99.000000"] / 1000 for r in raws]
