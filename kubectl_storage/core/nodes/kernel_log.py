@@ -224,6 +224,7 @@ _ISCSI_CONN_ERROR = re.compile(
 ISCSI_ERRORS = {
     "1011": "ISCSI_ERR_CONN_FAILED: iSCSI connection failed",
     "1020": "ISCSI_ERR_TCP_CONN_CLOSE: TCP connection closed",
+    "1022": "ISCSI_ERR_NOP_TIMEDOUT: a NOP-Out timed out",
 }
 # net/sunrpc/clnt.c rpc_check_timeout: "%s: server %s not responding, still trying" (hard) or
 # ", timed out" (soft), and call_decode: "%s: server %s OK", %s the RPC program ("nfs",

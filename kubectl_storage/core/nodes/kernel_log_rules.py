@@ -151,12 +151,24 @@ class _Clock:
         return max(0.0, self.uptime_s - event.monotonic)
 
 
+#: Block-layer operations a device may refuse without losing data: the kernel stops sending
+#: them and falls back (block/blk-lib.c; a LIO fileio LUN refuses WRITE_ZEROES while mkfs.ext4
+#: zeroes its journal, tests/fixtures/kernel_log/SOURCES.md).
+OPTIONAL_OPS = ("DISCARD", "WRITE_ZEROES", "SECURE_ERASE", "WRITE_SAME")
+
+
+def optional_op(event: KernelEvent) -> bool:
+    """Whether the event is a device refusing an optional operation, not a lost read or write."""
+    op = event.detail("op") or ""
+    return event.cause == "block-layer" and any(f"({name})" in op for name in OPTIONAL_OPS)
+
+
 def _group(located: Sequence[LocatedEvent]) -> list[list[LocatedEvent]]:
-    by_key: dict[tuple[str, str], list[LocatedEvent]] = {}
+    by_key: dict[tuple[str, str, bool], list[LocatedEvent]] = {}
     for item in located:
         event = item.event
         subject = event.device or event.detail("task") or "-"
-        by_key.setdefault((event.kind, subject), []).append(item)
+        by_key.setdefault((event.kind, subject, optional_op(event)), []).append(item)
     return list(by_key.values())
 
 
@@ -209,6 +221,14 @@ def _judge(group: EventGroup, *, recent: bool, mounted: bool) -> Finding | None:
     fresh = Severity.WARN if recent and mounted else Severity.INFO
     if group.kind == FS_REMOUNTED_RO:
         return _fs_finding(group, where, times)
+    if group.kind == BUFFER_IO_ERROR and optional_op(group.last):
+        return KERNEL_LOG_RULES.cite(
+            "KLOG010",
+            Severity.INFO,
+            f"{where} refused an optional operation ({group.last.detail('op')}, {times}): the "
+            "kernel stops using it; no data was lost",
+            "",
+        )
     if group.kind == BUFFER_IO_ERROR:
         return KERNEL_LOG_RULES.cite(
             "KLOG010",

@@ -242,3 +242,25 @@ def test_iscsi_connections_and_multipath_maps_reach_the_volume_through_aliases()
     bare_hung = {(g.kind, g.subject): g for g in bare.events}[("hung-task", "dm-3")]
     assert bare_hung.volumes == ()
     assert [f.severity for f in bare_hung.findings] == [Severity.INFO]
+
+
+def test_a_refused_write_zeroes_is_information_and_failed_writes_to_a_claim_are_warned() -> None:
+    """The node lab's real 6.1 kernel: mkfs.ext4 on a LIO LUN made the kernel log a "critical
+    target error" for WRITE_ZEROES on the healthy map dm-0 (it falls back; nothing is lost),
+    and lun3's lost path failed real writes on sde, which lun3-pv mounts."""
+    mounts = table("nodelab-iscsi-lun-lost.mountinfo")
+    owners = resolve_mountpoints(
+        [entry.mountpoint for entry in mounts],
+        pvs=[{"metadata": {"name": "lun1-pv"}}, {"metadata": {"name": "lun3-pv"}}],
+    )
+    log = (KERNEL_LOG / "nodelab-iscsi-lun-lost.kmsg").read_text()
+    health = assess_kernel_log(
+        log, mounts, owners, aliases=device_aliases({"mpatha": "dm-0"}, {5: ["sde"]})
+    )
+    judged = {(g.kind, g.subject): [(f.id, f.severity) for f in g.findings] for g in health.events}
+    assert judged[("buffer-io-error", "dm-0")] == [("KLOG010", Severity.INFO)]
+    assert judged[("buffer-io-error", "sde")] == [("KLOG010", Severity.WARN)]
+    assert judged[("iscsi-conn-error", "connection5:0")] == [("KLOG020", Severity.WARN)]
+    placed = {(g.kind, g.subject): {v.pv for v in g.volumes} for g in health.events}
+    assert placed[("buffer-io-error", "sde")] == {"lun3-pv"}
+    assert placed[("iscsi-conn-error", "connection5:0")] == {"lun3-pv"}
