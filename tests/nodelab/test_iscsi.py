@@ -172,6 +172,35 @@ PHASES: dict[str, Phase] = {
     ),
     # DROP removed: the session logs in again and the path is back.
     "portal-restored": Phase(BASELINE, HEALTHY, SESSIONS_UP),
+    # lun3 (one-portal, no map) loses its only portal past a 5 s recovery timeout (sysfs): the
+    # session is FREE, its disk transport-offline, ext4 on it (errors=remount-ro) read-only; the
+    # 5 s is below the 120 s a single path should keep (ISCSI005) and differs from iscsid.conf's
+    # 120 (ISCSI014). The kernel log's part: test_a_lun_that_lost_its_only_path_....
+    "lun-read-only": Phase(
+        (
+            *BASELINE,
+            f"ISCSI001 error {ONE_PORTAL}@10.20.0.4:3260",
+            f"ISCSI002 warn {ONE_PORTAL}@10.20.0.4:3260",
+            f"ISCSI005 info {ONE_PORTAL}@10.20.0.4:3260",
+            f"ISCSI013 error {ONE_PORTAL}@10.20.0.4:3260",
+            "ISCSI014 info node",
+        ),
+        {
+            **HEALTHY,
+            ONE_PORTAL: [
+                ("10.20.0.4:3260", None, None, "no-multipath", None, None, "transport-offline")
+            ],
+        },
+        {
+            **SESSIONS_UP,
+            f"{ONE_PORTAL}@10.20.0.4:3260": (
+                "FREE",
+                "TRANSPORT WAIT",
+                "REOPEN",
+                "transport-offline",
+            ),
+        },
+    ),
 }
 
 _SESSION_SUBJECT = re.compile(r"session \d+ " + re.escape(IQN_PREFIX) + r"(\S+) @ (\S+?):? ")

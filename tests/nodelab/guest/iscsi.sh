@@ -275,8 +275,9 @@ echo 5 > $S3/recovery_tmo
 iptables -I INPUT -p tcp -d 10.20.0.4 --dport 3260 -j DROP
 iptables -I INPUT -p tcp -s 10.20.0.4 --sport 3260 -j DROP
 wait_for 90 grep -q transport-offline /sys/block/$D3/device/state
-# A write the application makes: it fails, and the journal's commit fails with it.
-sh -c "echo after > '$PUB3/after.txt' && sync" 2>&1 | tail -1
+# A write the application makes (data, then metadata): it fails, and the journal's commit
+# fails with it; jbd2 aborts and ext4 goes read-only (data write errors alone do not do that).
+sh -c "echo after > '$PUB3/after.txt'; mkdir '$PUB3/after-dir'; sync" 2>&1 | tail -2
 wait_for 60 sh -c "awk -v m='$PUB3' '\$2 == m' /proc/mounts | grep -qE '[ ,]ro[ ,]|emergency_ro'"
 awk -v m="$PUB3" '$2 == m' /proc/mounts | tee "$P/lun3-mount.txt"
 finish
