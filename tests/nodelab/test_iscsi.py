@@ -376,13 +376,16 @@ def test_the_blocked_state_was_captured_before_the_recovery_timeout(lab: LabRun)
     assert timeouts[f"{ONE_GROUP}@127.0.0.1:3260"] == 10
 
 
-def test_a_lun_that_lost_its_only_path_leaves_its_claim_read_only_and_the_audit_says_so(
+def test_a_lun_that_lost_its_only_path_is_named_with_its_claim_by_the_kernel_log(
     lab: LabRun,
 ) -> None:
     """Issue 22 item 4 on a real kernel: lun3 (one path, ext4 with errors=remount-ro, staged and
-    published as kubelet does) loses its portal past a 5 s recovery timeout; the kernel log's
-    events land on lun3-pv's claim and pod, and the read-only state is an error. Quiet before:
-    in the healthy phase no kernel-log finding is above information."""
+    published as kubelet does) loses its portal past a 5 s recovery timeout; its connection
+    error and its failed writes land on lun3-pv's claim and pod. Quiet before: in the healthy
+    phase no kernel-log finding is above information (mkfs.ext4's refused WRITE_ZEROES on the
+    LIO map is information). Debian 12's 6.1 kept the ext4 rw through the phase (no journal
+    abort within 60 s), so the read-only state (KLOG001) is proven elsewhere: on this machine's
+    6.18 kernel (tests/e2e/test_kernel_log.py) and on captured logs (tests/unit/nodes)."""
     healthy = lab.iscsi_report("healthy")
     assert healthy["kernel_log"]["source"] == "kmsg", healthy["kernel_log"]
     assert [
@@ -391,20 +394,19 @@ def test_a_lun_that_lost_its_only_path_leaves_its_claim_read_only_and_the_audit_
         if f["id"].startswith("KLOG") and f["severity"] != "info"
     ] == []
     report = lab.iscsi_report("lun-read-only")
-    read_only = [
-        event
+    judged = {
+        (event["kind"], event["subject"]): event
         for event in report["kernel_events"]
-        if event["kind"] == "fs-remounted-ro" and event["state"] == "still-read-only"
+        if any(v["pvc"] == "lun3-pv-claim" for v in event["volumes"])
+    }
+    kinds = {kind: event for (kind, _subject), event in judged.items()}
+    assert set(kinds) >= {"iscsi-conn-error", "buffer-io-error"}, report["kernel_events"]
+    assert [(f["id"], f["severity"]) for f in kinds["buffer-io-error"]["findings"]] == [
+        ("KLOG010", "warn")
     ]
-    assert len(read_only) == 1, report["kernel_events"]
-    (event,) = read_only
-    assert [f["id"] for f in event["findings"]] == ["KLOG001"]
-    assert {(v["pvc"], v["pod"]) for v in event["volumes"]} >= {("lun3-pv-claim", "lun3-pv-pod")}, (
-        event
-    )
-    io_errors = [e for e in report["kernel_events"] if e["kind"] == "buffer-io-error"]
-    assert any(v["pvc"] == "lun3-pv-claim" for e in io_errors for v in e["volumes"]), report[
-        "kernel_events"
+    assert [(f["id"], f["severity"]) for f in kinds["iscsi-conn-error"]["findings"]] == [
+        ("KLOG020", "warn")
     ]
-    connection = [e for e in report["kernel_events"] if e["kind"] == "iscsi-conn-error"]
-    assert any(v["pvc"] == "lun3-pv-claim" for e in connection for v in e["volumes"]), connection
+    assert ("lun3-pv-claim", "lun3-pv-pod") in {
+        (v["pvc"], v["pod"]) for v in kinds["buffer-io-error"]["volumes"]
+    }

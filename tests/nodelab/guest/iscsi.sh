@@ -264,9 +264,8 @@ finish
 
 # The one-portal LUN (lun3: one path, a bare sdX carrying lun3-pv's ext4, staged and published
 # as kubelet does) loses its only path past its recovery timeout (5 s here, through sysfs): the
-# disk fails its I/O, ext4 with errors=remount-ro stops writing, and the "pod" (the publish bind
-# mount) stays mounted on a read-only volume. The kernel log says so; the audit must put it on
-# lun3-pv (issue 22 item 4).
+# disk fails its I/O and the "pod" (the publish bind mount) keeps a volume whose writes fail.
+# The kernel log says so; the audit must put it on lun3-pv (issue 22 item 4).
 S3=/sys/class/iscsi_session/$(readlink -f /sys/block/$D3/device | grep -o 'session[0-9]*' | head -1)
 PUB3=$(awk -F'\t' '$1 == "lun3-pv" {print $6}' "$O/volumes.tsv")
 mount -o remount,errors=remount-ro "$PUB3"
@@ -278,7 +277,9 @@ wait_for 90 grep -q transport-offline /sys/block/$D3/device/state
 # A write the application makes (data, then metadata): it fails, and the journal's commit
 # fails with it; jbd2 aborts and ext4 goes read-only (data write errors alone do not do that).
 sh -c "echo after > '$PUB3/after.txt'; mkdir '$PUB3/after-dir'; sync" 2>&1 | tail -2
-wait_for 60 sh -c "awk -v m='$PUB3' '\$2 == m' /proc/mounts | grep -qE '[ ,]ro[ ,]|emergency_ro'"
+wait_for 30 sh -c "dmesg | grep -q 'Buffer I/O error on dev $D3'"
+# Measured on Debian 12's 6.1 here: the writes fail and jbd2's superblock write is lost, yet
+# ext4 stays rw for at least 60 s (no journal abort): the mount table is captured as it is.
 awk -v m="$PUB3" '$2 == m' /proc/mounts | tee "$P/lun3-mount.txt"
 finish
 
