@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
-
 from tests.conftest import finish_cli, run_cli, start_cli, wait_for_stderr
 from tests.e2e.conftest import (
     PERSISTENCE_OBJECTS,
@@ -62,17 +60,6 @@ def _lazyfs_class(make_storage_class, suffix: str, node: str, **extra: str) -> s
     )
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason=(
-        "KNOWN FAILURE, under investigation (issue 26, stop 34 note): on a fresh test cluster "
-        "the durable MariaDB 10.11.18 loses the commit it acknowledged last before the "
-        "harness's power-off in most runs. The backing file lacks that commit's redo record "
-        "right after the cut, though strace shows mysqld's pwrite, fdatasync, then the OK; "
-        "a plain pwrite+fdatasync loop under SIGSTOP and clear-cache loses nothing. Until "
-        "the cause is found the pass side of a power cut on LazyFS is unproven."
-    ),
-)
 def test_a_durable_server_survives_a_power_cut_on_lazyfs(
     cluster, namespace, make_storage_class
 ) -> None:
