@@ -186,6 +186,33 @@ class ExecResult:
     exit_code: int
 
 
+#: The last line a witnessed command writes to stderr: its own exit status.
+EXIT_WITNESS = "kubectl-storage-exit"
+_WITNESSED = re.compile(r"\n" + EXIT_WITNESS + r" (\d+)\n\Z")
+
+
+def witnessed(command: list[str]) -> list[str]:
+    """``command`` run by ``sh``, which then writes the command's exit status to stderr.
+
+    Why: when the node's kubelet stops while an exec runs, the API server can report the exec
+    as a success with nothing on the status channel to say otherwise (its stream translator
+    takes the kubelet's stream ending without an error as exit 0). A commit counted as
+    acknowledged on that word was never answered: the test cluster's `power-off` showed it,
+    the "lost" commit was never written to the log. The shell's own line is only there when
+    the command really ended.
+    """
+    script = '"$@"; s=$?; printf "\\n%s %d\\n" ' + EXIT_WITNESS + ' "$s" >&2; exit "$s"'
+    return ["sh", "-c", script, "sh", *command]
+
+
+def read_witness(stderr: str) -> tuple[str, int | None]:
+    """stderr without the witness line, and the exit status the shell wrote (None: no line)."""
+    found = _WITNESSED.search(stderr)
+    if found is None:
+        return stderr, None
+    return stderr[: found.start()], int(found.group(1))
+
+
 def exec_in_pod(
     api: KubeApi,
     pod: str,
@@ -197,14 +224,20 @@ def exec_in_pod(
     stdin: bytes | None = None,
     on_tick: Callable[[], None] | None = None,
     tick_every_s: float = 10,
+    witness_exit: bool = False,
 ) -> ExecResult:
     """Run ``command`` in the pod (no TTY) and wait for it to finish.
 
+    ``witness_exit`` (the container needs ``sh``): the command's exit status must also come
+    from the shell that ran it (see :func:`witnessed`), else the exec counts as cut off.
+
     Raises:
         WaitTimeoutError: the command did not finish within ``timeout_s``.
+        ClusterError: the connection was lost before the command's exit status came back.
     """
+    sent = witnessed(command) if witness_exit else command
     client = open_exec(
-        api, pod, command, namespace=namespace, container=container, stdin=stdin is not None
+        api, pod, sent, namespace=namespace, container=container, stdin=stdin is not None
     )
     stdout: list[str] = []
     stderr: list[str] = []
@@ -234,9 +267,14 @@ def exec_in_pod(
         code = exit_status(client)
     finally:
         close_stream(client)
+    err = "".join(stderr)
+    if witness_exit:
+        err, shell_code = read_witness(err)
+        if shell_code is None or shell_code != code:
+            code = None  # the status came from a stream that ended, not from the command
     if code is None:
         raise ClusterError(
             f"lost the connection to pod {pod} while {command[0]} was running",
             "Check that the API server and the node are healthy, then run again.",
         )
-    return ExecResult("".join(stdout), "".join(stderr), int(code))
+    return ExecResult("".join(stdout), err, int(code))

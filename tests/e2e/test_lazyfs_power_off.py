@@ -40,6 +40,14 @@ WRITER = (
     "cat /data/A /data/B > /tmp/seen; mv /tmp/seen /tmp/ready; sleep 3600"
 )
 READER = "printf 'A=['; cat /data/A; printf ']\\nB=['; cat /data/B 2>&1; printf ']\\n'"
+# Debian's dd (the MariaDB image): A written through an O_DSYNC descriptor and nothing else, B
+# plainly. A write on an O_DSYNC or O_SYNC descriptor is durable when it returns; the kernel
+# sends the daemon no FSYNC after it (FOPEN_DIRECT_IO), so the daemon must sync it itself.
+DSYNC_WRITER = (
+    "set -e; printf 'dsync-A\\n' | dd of=/data/A oflag=dsync 2>/dev/null; "
+    "printf 'B\\n' | dd of=/data/B 2>/dev/null; "
+    "cat /data/A /data/B > /tmp/seen; mv /tmp/seen /tmp/ready; sleep 3600"
+)
 
 
 def _pvc(name: str, cls: str, mode: str = "Filesystem") -> str:
@@ -102,14 +110,17 @@ def _leftovers(pv: str) -> list[str]:
     return left
 
 
-def _power_cut(cluster, namespace: str, cls: str) -> tuple[str, str, str]:
+def _power_cut(
+    cluster, namespace: str, cls: str, writer: str = WRITER, image: str = ""
+) -> tuple[str, str, str]:
     """Write, power off the writer's node, read back. Returns (what the writer read before the
     power-off, what the harness printed, what the reader read after)."""
+    image = image or cluster.busybox_image
     node = cluster.nodes[-1] if cluster.nodes else cluster.node
     cluster.apply(_pvc("data", cls), namespace)
     cluster.wait(namespace, "pvc/data", "jsonpath={.status.phase}=Bound")
     pv = cluster.get_json("pvc", "data", "-n", namespace)["spec"]["volumeName"]
-    cluster.apply(_pod("writer", node, cluster.busybox_image, WRITER, "Never"), namespace)
+    cluster.apply(_pod("writer", node, image, writer, "Never"), namespace)
     cluster.wait(namespace, "pod/writer", "condition=Ready")
     seen = ""
     for _ in range(60):
@@ -146,6 +157,16 @@ def test_power_off_loses_what_was_not_fsynced_on_lazyfs(
     assert seen == "synced-A\nunsynced-A\nB\n", "the unsynced writes were not even readable"
     assert "dropped 2 files" in printed, printed
     assert after == "A=[synced-A\n]\nB=[]\n", after
+
+
+def test_a_write_through_an_o_dsync_descriptor_survives_the_power_off(
+    cluster, namespace, make_storage_class
+) -> None:
+    cls = make_storage_class("lazyfs-dsync", parameters={"tk8s.io/medium": "LazyFS"})
+    seen, printed, after = _power_cut(cluster, namespace, cls, DSYNC_WRITER, cluster.mariadb_image)
+    assert seen == "dsync-A\nB\n", "the writes were not even readable"
+    assert "dropped 1 files" in printed, printed
+    assert after == "A=[dsync-A\n]\nB=[]\n", after
 
 
 def test_power_off_loses_fsynced_data_when_fsync_is_ignored(

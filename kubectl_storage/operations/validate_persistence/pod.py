@@ -80,7 +80,9 @@ class MysqlPod:
         timeout_s: float | None = None,
         stdin: bytes | None = None,
     ) -> ExecResult:
-        """Run ``command`` in one of the pod's containers."""
+        """Run ``command`` in one of the pod's containers; its exit status is witnessed by the
+        container's shell, so a stream cut by a kubelet restart never reads as a success (an
+        acknowledged commit, an empty table)."""
         return exec_in_pod(
             self.api,
             self.pod,
@@ -89,6 +91,7 @@ class MysqlPod:
             container=container,
             timeout_s=timeout_s or self.request.timeout_s,
             stdin=stdin,
+            witness_exit=True,
         )
 
     def sql(self, statement: str, *, timeout_s: float | None = None) -> ExecResult:

@@ -369,7 +369,7 @@ func (n *lazyNode) newHandle(fd int, flags uint32) (*lazyHandle, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &lazyHandle{fd: fd, f: lf, l: n.l}
+	h := &lazyHandle{fd: fd, f: lf, l: n.l, dsync: flags&syscall.O_DSYNC != 0} // O_SYNC includes O_DSYNC
 	if flags&syscall.O_TRUNC != 0 {
 		if err := h.f.truncate(fmt.Sprintf("/proc/self/fd/%d", fd), 0); err != nil {
 			h.Release(context.Background())
@@ -531,6 +531,9 @@ type lazyHandle struct {
 	fd int
 	f  *lazyFile
 	l  *lazyFS
+	// Opened O_DSYNC or O_SYNC: each write is durable when it returns. With FOPEN_DIRECT_IO
+	// the kernel leaves that to us (it sends no FSYNC after such a write).
+	dsync bool
 }
 
 var (
@@ -552,6 +555,11 @@ func (h *lazyHandle) Read(ctx context.Context, dest []byte, off int64) (fuse.Rea
 func (h *lazyHandle) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
 	if err := h.f.write(h.fd, data, off); err != nil {
 		return 0, fs.ToErrno(err)
+	}
+	if h.dsync {
+		if errno := h.Fsync(ctx, 0); errno != 0 {
+			return 0, errno
+		}
 	}
 	return uint32(len(data)), 0
 }
