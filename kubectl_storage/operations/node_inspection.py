@@ -294,6 +294,7 @@ def _inspect_one(
             ["sh", "-c", script],
             namespace=request.namespace,
             timeout_s=request.timeout_s,
+            witness_exit=True,  # a cut-off exec must not read as a node with nothing on it
         )
         log.info("%s: collected", node)
         return NodeOutput(node, split_sections(result.stdout))

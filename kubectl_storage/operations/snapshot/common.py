@@ -157,11 +157,19 @@ def wait_snapshot_ready(api: KubeApi, name: str, namespace: str, timeout_s: floa
 
 
 def exec_tool(
-    api: KubeApi, pod: str, command: list[str], namespace: str, timeout_s: float
+    api: KubeApi,
+    pod: str,
+    command: list[str],
+    namespace: str,
+    timeout_s: float,
+    *,
+    witness_exit: bool = False,
 ) -> ExecResult:
     """exec_in_pod, with a Ctrl-C while the exec connects kept a Ctrl-C (exit 130)."""
     try:
-        return exec_in_pod(api, pod, command, namespace=namespace, timeout_s=timeout_s)
+        return exec_in_pod(
+            api, pod, command, namespace=namespace, timeout_s=timeout_s, witness_exit=witness_exit
+        )
     except ClusterError as exc:
         if interrupted(exc):
             raise KeyboardInterrupt from None
@@ -171,15 +179,23 @@ def exec_tool(
 def run_script(
     api: KubeApi, pod: str, script: str, namespace: str, timeout_s: float, what: str
 ) -> str:
-    """Run a shell script in the pod; its stdout, or ClusterError naming ``what``."""
-    return run_tool(api, pod, ["sh", "-c", script], namespace, timeout_s, what)
+    """Run a shell script in the pod; its stdout, or ClusterError naming ``what``. The pod has
+    a shell, so the exit status is witnessed by it (a cut-off exec never reads as success)."""
+    return run_tool(api, pod, ["sh", "-c", script], namespace, timeout_s, what, witness_exit=True)
 
 
 def run_tool(
-    api: KubeApi, pod: str, command: list[str], namespace: str, timeout_s: float, what: str
+    api: KubeApi,
+    pod: str,
+    command: list[str],
+    namespace: str,
+    timeout_s: float,
+    what: str,
+    *,
+    witness_exit: bool = False,
 ) -> str:
     """Run a command in the pod; its stdout, or ClusterError naming ``what``."""
-    outcome = exec_tool(api, pod, command, namespace, timeout_s)
+    outcome = exec_tool(api, pod, command, namespace, timeout_s, witness_exit=witness_exit)
     if outcome.exit_code != 0:
         raise ClusterError(
             f"{what} failed in pod {pod} (exit {outcome.exit_code}): "
