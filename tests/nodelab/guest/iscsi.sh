@@ -283,5 +283,17 @@ wait_for 30 sh -c "dmesg | grep -q 'Buffer I/O error on dev $D3'"
 awk -v m="$PUB3" '$2 == m' /proc/mounts | tee "$P/lun3-mount.txt"
 finish
 
+# two-groups loses every path: its target's sessions log out, the kernel deletes both disks and
+# multipathd takes them out of the map. The map stays because it is open (a reader's descriptor
+# here; on a node, a mounted file system or a process in I/O), with LIO's built-in no_path_retry
+# 12: what a node shows after a target's sessions are gone under a volume still in use (MP011).
+phase map-no-paths
+sleep 600 < /dev/mapper/$M2 &
+HOLD=$!
+iscsiadm -m node -T $IQN2 --logout
+wait_for 30 sh -c "multipathd show maps format '%n %N' | awk -v m=$M2 '\$1 == m && \$2 == 0 {f=1} END {exit !f}'"
+finish
+kill $HOLD
+
 sec "dmesg (iscsi, multipath, alua)"
 dmesg | grep -iE 'iscsi|multipath|device-mapper|alua|sd [0-9]' | tail -60

@@ -27,6 +27,7 @@ from kubectl_storage.core.iscsi.multipath import (
 )
 from kubectl_storage.core.iscsi.multipath_conf import parse_multipath_conf
 from kubectl_storage.core.iscsi.rules import evaluate_iscsi_node
+from kubectl_storage.core.iscsi.rules.maps import check_multipath_map
 from kubectl_storage.core.iscsi.sessions import (
     IscsiSession,
     parse_iscsiadm_node,
@@ -314,3 +315,41 @@ def test_mp021_names_failback_manual_not_dash() -> None:
     (finding,) = _by_id(_findings(capture), "MP021")
     assert finding.severity == Severity.WARN
     assert finding.message.endswith("failback is manual")
+
+
+# --- MP011: a map with no path left ---------------------------------------------------------
+
+
+def test_a_map_left_with_no_path_is_mp011_not_mp012() -> None:
+    """map-no-paths: two-groups' sessions logged out while mpathb was held open. multipathd keeps
+    the map with 0 paths (``paths 0``, queueing counting down), ``multipath -ll`` prints its two
+    header lines and nothing under them, vendor and product ``##,##``."""
+    capture = _capture("map-no-paths")
+    assert (
+        "mpathb (36001405deab200000000000000000000) dm-1 ##,##" in capture.sections["multipath-ll"]
+    )
+    findings = _findings(capture)
+    (mp011,) = _by_id(findings, "MP011")
+    assert mp011.severity == Severity.ERROR
+    assert mp011.message.startswith("mpathb ")
+    assert "no path left under the map" in mp011.message
+    assert _by_id(findings, "MP012") == []
+    assert _by_id(findings, "MP010") == []
+
+
+def test_a_pathless_map_from_multipath_ll_alone_is_mp011_too() -> None:
+    """Without multipathd's JSON (a pasted ``multipath -ll``): the same map, from the text."""
+    capture = _capture("map-no-paths")
+    (mpathb,) = [m for m in parse_multipath_ll(capture.sections["multipath-ll"]) if m.dm == "dm-1"]
+    assert mpathb.paths == ()
+    assert mpathb.active_paths is None
+    assert [f.id for f in check_multipath_map(mpathb)] == ["MP011"]
+    # constructed: a line of that map we could not read: its paths may be in it, no MP011
+    unread = dataclasses.replace(mpathb, unread_lines=(9,))
+    assert check_multipath_map(unread) == []
+
+
+def test_a_healthy_map_with_paths_is_not_pathless() -> None:
+    (mpatha,) = [m for m in _maps(_capture("map-no-paths")) if m.dm == "dm-0"]
+    assert len(mpatha.paths) == 2
+    assert check_multipath_map(mpatha) == []

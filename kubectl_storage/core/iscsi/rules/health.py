@@ -67,11 +67,14 @@ def map_name(mpath: MultipathMap) -> str:
 
 
 def has_no_usable_path(mpath: MultipathMap) -> bool:
-    """MP011's condition: the daemon counts no active path, or every judged path is unusable."""
-    if not mpath.paths:
-        return False
+    """MP011's condition: the daemon counts no active path, the map has no path left at all (a
+    map that lost every path stays while it is open, queueing I/O or failing it), or every
+    judged path is unusable. A map printed with lines we could not read is not taken as
+    pathless: its paths may be in them."""
     if mpath.active_paths is not None:
         return mpath.active_paths == 0
+    if not mpath.paths:
+        return not mpath.unread_lines
     judged = [path for path in mpath.paths if has_state_info(path)]
     return bool(judged) and not any(is_usable(path) for path in judged)
 

@@ -70,11 +70,12 @@ def check_multipath_map(
             )
         )
     if has_no_usable_path(mpath):
+        what = "no usable path" if paths else "no path left under the map"
         findings.append(
             ISCSI_RULES.cite(
                 "MP011",
                 Severity.ERROR,
-                f"{name}: no usable path; I/O is queued or failing "
+                f"{name}: {what}; I/O is queued or failing "
                 f"(queueing {mpath.queueing or 'unknown'})",
                 "Restore at least one path; see MP030 about queueing",
                 "S51 S52",
@@ -91,7 +92,7 @@ def check_multipath_map(
                 "its wwid), then `multipath -f` the map",
             )
         )
-    elif len(paths) < 2:
+    elif len(paths) == 1:  # none at all: MP011
         findings.append(
             ISCSI_RULES.cite(
                 "MP012",
