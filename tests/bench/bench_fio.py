@@ -629,7 +629,7 @@ def print_table(summary: dict[str, Any], order: list[str], nominal_s: float) -> 
                 fmt_spread(s["overhead_vs_fio_elapsed_spread"]),
                 fmt_spread(s["loadavg_1m_spread"]),
             ]
-            + [fmt(s["iops"][n]) for n in names]
+            + [fmt(s["iops"].get(n)) for n in names]  # ours-steady runs other jobs
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     print(f"fio runtime+ramp of the job file: {nominal_s:.0f} s; median (min-max) of the repeats")
