@@ -199,7 +199,9 @@ def witnessed(command: list[str]) -> list[str]:
     takes the kubelet's stream ending without an error as exit 0). A commit counted as
     acknowledged on that word was never answered: the test cluster's `power-off` showed it,
     the "lost" commit was never written to the log. The shell's own line is only there when
-    the command really ended.
+    the command really ended. Sources: k8s.io/apiserver pkg/util/proxy/streamtranslator.go
+    writes a Success status once the SPDY stream to the kubelet returns without an error, and
+    client-go tools/remotecommand/errorstream.go returns no error for an empty error stream.
     """
     script = '"$@"; s=$?; printf "\\n%s %d\\n" ' + EXIT_WITNESS + ' "$s" >&2; exit "$s"'
     return ["sh", "-c", script, "sh", *command]
