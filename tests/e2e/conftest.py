@@ -322,6 +322,32 @@ def make_storage_class(cluster: Cluster, namespace: str):
         cluster.kubectl_run("delete", "storageclass", name, "--ignore-not-found")
 
 
+def start_sleeper(cluster: Cluster, namespace: str, node: str | None = None) -> str:
+    """A busybox pod ``sleeper`` that sleeps for 10 minutes (pinned to ``node`` if given), once
+    Ready: a target for execs. Returns its name."""
+    overrides = (
+        [f'--overrides={{"spec": {{"nodeName": "{node}", "terminationGracePeriodSeconds": 1}}}}']
+        if node
+        else []
+    )
+    cluster.kubectl_run(
+        "-n",
+        namespace,
+        "run",
+        "sleeper",
+        f"--image={cluster.busybox_image}",
+        "--restart=Never",
+        "--image-pull-policy=IfNotPresent",
+        *overrides,
+        "--command",
+        "--",
+        "sleep",
+        "600",
+    )
+    cluster.wait(namespace, "pod/sleeper", "condition=Ready")
+    return "sleeper"
+
+
 def power_off(node: str) -> str:
     """The harness's ``power-off NODE`` (a simulated power cut of a host node: never a real
     one, they share this machine's kernel); what it printed (the LazyFS caches it dropped)."""

@@ -24,7 +24,7 @@ from kubectl_storage.errors import ClusterError
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.connection import ConnectionSettings, connect
 from kubectl_storage.kube.podexec import exec_in_pod
-from tests.e2e.conftest import power_off
+from tests.e2e.conftest import power_off, start_sleeper
 
 
 @pytest.fixture
@@ -36,22 +36,8 @@ def test_a_witnessed_exec_is_cut_off_where_a_plain_one_reads_as_success(
     api, cluster, namespace
 ) -> None:
     node = cluster.nodes[-1]
-    cluster.kubectl_run(
-        "-n",
-        namespace,
-        "run",
-        "sleeper",
-        f"--image={cluster.busybox_image}",
-        "--restart=Never",
-        "--image-pull-policy=IfNotPresent",
-        f'--overrides={{"spec": {{"nodeName": "{node}", "terminationGracePeriodSeconds": 1}}}}',
-        "--command",
-        "--",
-        "sleep",
-        "600",
-    )
-    cluster.wait(namespace, "pod/sleeper", "condition=Ready")
-    # Both must have finished normally first, so the cut below is the only difference.
+    start_sleeper(cluster, namespace, node)
+    # Both kinds of exec end normally first, so the cut below is the only difference.
     assert exec_in_pod(api, "sleeper", ["true"], namespace=namespace).exit_code == 0
     done = exec_in_pod(
         api, "sleeper", ["sh", "-c", "exit 3"], namespace=namespace, witness_exit=True

@@ -27,7 +27,7 @@ from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.connection import ConnectionSettings, connect
 from kubectl_storage.kube.podexec import exec_in_pod
 from tests.conftest import run_cli
-from tests.e2e.conftest import HOSTPATH_CLASS
+from tests.e2e.conftest import HOSTPATH_CLASS, start_sleeper
 
 
 def _done(obj: dict) -> bool:
@@ -142,20 +142,7 @@ def test_a_lost_ctrl_c_still_ends_the_run_as_interrupted(api, cluster, namespace
 def test_exec_leaves_no_socket_to_the_garbage_collector(api, cluster, namespace) -> None:
     # An unclosed socket is finalized at a random later moment, and a Ctrl-C that arrives then is
     # lost; every exec must close its websocket's socket itself.
-    cluster.kubectl_run(
-        "-n",
-        namespace,
-        "run",
-        "sleeper",
-        f"--image={cluster.busybox_image}",
-        "--restart=Never",
-        "--image-pull-policy=IfNotPresent",
-        "--command",
-        "--",
-        "sleep",
-        "600",
-    )
-    cluster.wait(namespace, "pod/sleeper", "condition=Ready")
+    start_sleeper(cluster, namespace)
     gc.collect()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", ResourceWarning)

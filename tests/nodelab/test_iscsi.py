@@ -71,6 +71,20 @@ class Phase:
     status: str = "5 iSCSI session(s), 2 multipath map(s)"
 
 
+#: What lun3 (one-portal) shows once it lost its only portal past its 5 s recovery timeout: the
+#: lun-read-only phase, and every phase after it (only what differs from the baseline).
+LUN3_OFFLINE = Phase(
+    (
+        f"ISCSI001 error {ONE_PORTAL}@10.20.0.4:3260",
+        f"ISCSI002 warn {ONE_PORTAL}@10.20.0.4:3260",
+        f"ISCSI005 info {ONE_PORTAL}@10.20.0.4:3260",
+        f"ISCSI013 error {ONE_PORTAL}@10.20.0.4:3260",
+        "ISCSI014 info node",
+    ),
+    {ONE_PORTAL: [("10.20.0.4:3260", None, None, "no-multipath", None, None, "transport-offline")]},
+    {f"{ONE_PORTAL}@10.20.0.4:3260": ("FREE", "TRANSPORT WAIT", "REOPEN", "transport-offline")},
+)
+
 PHASES: dict[str, Phase] = {
     # All logged in, multipathd has both maps: one-group is one path group of two, two-groups is
     # the primary/secondary shape (prio 50 active, prio 10 enabled).
@@ -178,29 +192,9 @@ PHASES: dict[str, Phase] = {
     # 5 s is below the 120 s a single path should keep (ISCSI005) and differs from iscsid.conf's
     # 120 (ISCSI014). The kernel log's part: test_a_lun_that_lost_its_only_path_....
     "lun-read-only": Phase(
-        (
-            *BASELINE,
-            f"ISCSI001 error {ONE_PORTAL}@10.20.0.4:3260",
-            f"ISCSI002 warn {ONE_PORTAL}@10.20.0.4:3260",
-            f"ISCSI005 info {ONE_PORTAL}@10.20.0.4:3260",
-            f"ISCSI013 error {ONE_PORTAL}@10.20.0.4:3260",
-            "ISCSI014 info node",
-        ),
-        {
-            **HEALTHY,
-            ONE_PORTAL: [
-                ("10.20.0.4:3260", None, None, "no-multipath", None, None, "transport-offline")
-            ],
-        },
-        {
-            **SESSIONS_UP,
-            f"{ONE_PORTAL}@10.20.0.4:3260": (
-                "FREE",
-                "TRANSPORT WAIT",
-                "REOPEN",
-                "transport-offline",
-            ),
-        },
+        (*BASELINE, *LUN3_OFFLINE.findings),
+        {**HEALTHY, **LUN3_OFFLINE.paths},
+        {**SESSIONS_UP, **LUN3_OFFLINE.sessions},
     ),
     # two-groups' sessions logged out while its map is held open: the map stays with no path
     # (multipathd queues for no_path_retry 12 and counts down); MP011 on it, MP012 not.
@@ -209,28 +203,17 @@ PHASES: dict[str, Phase] = {
     "map-no-paths": Phase(
         (
             *(f for f in BASELINE if not f.startswith(f"ISCSI007 warn {TWO_GROUPS}@")),
-            f"ISCSI001 error {ONE_PORTAL}@10.20.0.4:3260",
-            f"ISCSI002 warn {ONE_PORTAL}@10.20.0.4:3260",
-            f"ISCSI005 info {ONE_PORTAL}@10.20.0.4:3260",
-            f"ISCSI013 error {ONE_PORTAL}@10.20.0.4:3260",
-            "ISCSI014 info node",
+            *LUN3_OFFLINE.findings,
             "MP011 error ",
         ),
         {
             ONE_GROUP: HEALTHY[ONE_GROUP],
             "": [],
-            ONE_PORTAL: [
-                ("10.20.0.4:3260", None, None, "no-multipath", None, None, "transport-offline")
-            ],
+            **LUN3_OFFLINE.paths,
         },
         {
             **{k: v for k, v in SESSIONS_UP.items() if not k.startswith(f"{TWO_GROUPS}@")},
-            f"{ONE_PORTAL}@10.20.0.4:3260": (
-                "FREE",
-                "TRANSPORT WAIT",
-                "REOPEN",
-                "transport-offline",
-            ),
+            **LUN3_OFFLINE.sessions,
         },
         "3 iSCSI session(s), 2 multipath map(s)",
     ),
