@@ -324,12 +324,12 @@ def make_storage_class(cluster: Cluster, namespace: str):
 
 def start_sleeper(cluster: Cluster, namespace: str, node: str | None = None) -> str:
     """A busybox pod ``sleeper`` that sleeps for 10 minutes (pinned to ``node`` if given), once
-    Ready: a target for execs. Returns its name."""
-    overrides = (
-        [f'--overrides={{"spec": {{"nodeName": "{node}", "terminationGracePeriodSeconds": 1}}}}']
-        if node
-        else []
-    )
+    Ready: a target for execs. Returns its name. Its grace period is 1 s: ``sleep`` as PID 1
+    ignores SIGTERM, and the default 30 s made the namespace's deletion wait for it."""
+    spec: dict[str, object] = {"terminationGracePeriodSeconds": 1}
+    if node:
+        spec["nodeName"] = node
+    overrides = [f"--overrides={json.dumps({'spec': spec})}"]
     cluster.kubectl_run(
         "-n",
         namespace,

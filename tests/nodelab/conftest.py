@@ -1,9 +1,10 @@
 """The node lab, built and run once per pytest session.
 
-``lab`` (session): builds the guest (cached, see lab.py), boots one guest for the NFS scenario and
-one for the iSCSI scenario side by side, and hands every test the same run directory. As root a
-failure to build or run fails the tests; only a non-root user skips them (the lab needs apt-get,
-debootstrap and QEMU as root). ``NODELAB_RUN_DIR=<dir of an earlier run>`` reuses that run's
+``lab`` (session): builds the guest (cached, see lab.py), boots one guest per scenario group side
+by side, and hands every test the same run directory. In a session that also runs the e2e suite
+the run starts in the background right after the fio benchmarks (``_BackgroundLab``), so its
+five minutes overlap tests that mostly wait. As root a failure to build or run fails the tests;
+only a non-root user skips them (the lab needs apt-get, debootstrap and QEMU as root). ``NODELAB_RUN_DIR=<dir of an earlier run>`` reuses that run's
 outputs instead of booting (for working on the tests).
 
 ``cluster_node`` (module): the guest booted as a node of the e2e suite's test cluster
@@ -19,6 +20,7 @@ import json
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -73,21 +75,15 @@ class LabRun:
         return reports.iscsi_report(self.phase("iscsi", name))["nodes"][0]
 
 
-@pytest.fixture(scope="session")
-def lab() -> Iterator[LabRun]:
-    reuse = os.environ.get("NODELAB_RUN_DIR")
-    if reuse:
-        yield LabRun(Path(reuse), {"reused": reuse})
-        return
-    if os.geteuid() != 0:
-        pytest.skip("the node lab needs root (apt-get, debootstrap, QEMU, a cache under /var)")
+def _run_lab(stop: threading.Event) -> LabRun:
+    """Build the guest (cached) and run every scenario group; the run's timings are kept."""
     t0 = time.monotonic()
     guest = nodelab.build()
     build_s = time.monotonic() - t0
     RUNS.mkdir(parents=True, exist_ok=True)
     run_dir = Path(tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=RUNS))
     t1 = time.monotonic()
-    results = nodelab.run(guest, run_dir, [list(g) for g in GROUPS], timeout_s=600)
+    results = nodelab.run(guest, run_dir, [list(g) for g in GROUPS], timeout_s=600, stop=stop)
     facts = {
         "run_dir": str(run_dir),
         "build_s": round(build_s, 1),
@@ -102,7 +98,87 @@ def lab() -> Iterator[LabRun]:
     (run_dir / "timings.json").write_text(json.dumps(facts, indent=2) + "\n")
     _timings.update(facts)
     _prune_runs(keep=run_dir)
-    yield LabRun(run_dir, facts)
+    return LabRun(run_dir, facts)
+
+
+class _BackgroundLab:
+    """The lab's run in a thread of its own, started once.
+
+    The guests are TCG (CPU-bound) and take about five minutes, most of it waiting on the
+    kernel's timeouts; the e2e tests mostly wait on the cluster. So a session that will use the
+    lab starts it as soon as the fio benchmarks have run (their numbers are what the guards
+    judge, and they should not share the cores with three guests), and the ``lab`` fixture only
+    waits for it. Started on first use otherwise (``pytest tests/nodelab``)."""
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._result: LabRun | None = None
+        self._error: BaseException | None = None
+        self.start_before: str | None = None  # the nodeid whose setup starts the run
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._work, name="nodelab", daemon=True)
+            self._thread.start()
+
+    def _work(self) -> None:
+        try:
+            self._result = _run_lab(self._stop)
+        except Exception as exc:  # noqa: BLE001 -- re-raised by result(), in the fixture
+            self._error = exc
+
+    def result(self) -> LabRun:
+        self.start()
+        assert self._thread is not None
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._result is not None
+        return self._result
+
+    # A plugin's hooks, not a conftest's: a conftest's setup hook sees only its own directory.
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        if item.nodeid == self.start_before:
+            self.start()
+
+    def pytest_sessionfinish(self) -> None:
+        """Kill the guests of an unfinished run (the session ended without needing them)."""
+        if self._thread is not None and self._thread.is_alive():
+            self._stop.set()
+            self._thread.join()
+
+
+_background = _BackgroundLab()
+
+
+def _is_fio_benchmark(item: pytest.Item) -> bool:
+    return item.path.parent.name == "e2e" and item.path.name.startswith("test_fio")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    uses_lab = [
+        i for i, item in enumerate(session.items) if "lab" in getattr(item, "fixturenames", ())
+    ]
+    if not uses_lab or os.environ.get("NODELAB_RUN_DIR") or os.geteuid() != 0:
+        return
+    benchmarks = [i for i, item in enumerate(session.items) if _is_fio_benchmark(item)]
+    first = benchmarks[-1] + 1 if benchmarks else 0
+    if first < uses_lab[0]:
+        _background.start_before = session.items[first].nodeid
+        session.config.pluginmanager.register(_background, "nodelab-background")
+
+
+@pytest.fixture(scope="session")
+def lab() -> Iterator[LabRun]:
+    reuse = os.environ.get("NODELAB_RUN_DIR")
+    if reuse:
+        yield LabRun(Path(reuse), {"reused": reuse})
+        return
+    if os.geteuid() != 0:
+        pytest.skip("the node lab needs root (apt-get, debootstrap, QEMU, a cache under /var)")
+    yield _background.result()
 
 
 @pytest.fixture(scope="module")

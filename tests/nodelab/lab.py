@@ -36,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -505,7 +506,8 @@ def _prune(pattern: str, keep: Path) -> None:
 
 def build() -> Guest:
     """Everything the guest needs, from the cache when it is there."""
-    ensure_host_packages()
+    with _locked("host-packages"):  # the lab's background run and the node guest may build at once
+        ensure_host_packages()
     kernel = build_kernel()
     root, key = build_root(kernel)
     initramfs = build_initramfs(kernel)
@@ -605,6 +607,7 @@ def run(
     timeout_s: float = 900,
     memory_mb: int = 2048,
     cpus: int = 1,
+    stop: threading.Event | None = None,
 ) -> list[GuestRun]:
     """Boot one guest per group of scenarios, all at once; wait for every one to power off.
 
@@ -613,7 +616,8 @@ def run(
     guest with two vCPUs after the other (TCG runs a vCPU per host thread).
 
     Raises:
-        LabError: a guest did not finish in time or a scenario did not report done.
+        LabError: a guest did not finish in time, a scenario did not report done, or ``stop``
+            was set (every guest is killed then).
     """
     run_dir.mkdir(parents=True, exist_ok=True)
     started = []
@@ -625,6 +629,8 @@ def run(
     ended: dict[int, tuple[int, float]] = {}
     try:
         while len(ended) < len(started):
+            if stop is not None and stop.is_set():
+                raise LabError("the lab run was stopped before its guests finished")
             for index, (scenarios, _out, _console, proc, t0) in enumerate(started):
                 if index in ended:
                     continue
