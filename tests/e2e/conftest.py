@@ -33,6 +33,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -163,7 +164,7 @@ class Cluster:
 
 
 @pytest.fixture(scope="session")
-def cluster() -> Cluster:
+def cluster() -> Iterator[Cluster]:
     kubeconfig = os.environ.get("TESTCLUSTER_KUBECONFIG")
     if not kubeconfig:
         r = subprocess.run(
@@ -205,7 +206,10 @@ def cluster() -> Cluster:
         for n in sorted(labelled, key=lambda n: int(n["metadata"]["labels"][harness.NODE_LABEL]))
     )
     _force_out_stale_test_namespaces(found)
-    return found
+    yield found
+    still = wait_for_deleted_namespaces(found)
+    if still:
+        print(f"warning: test namespaces still terminating: {', '.join(still)}", file=sys.stderr)
 
 
 @pytest.fixture(scope="session")
@@ -284,11 +288,32 @@ def namespace(cluster: Cluster, request) -> str:
     cluster.kubectl_run("create", "namespace", name)
     cluster.kubectl_run("label", "namespace", name, "kubectl-storage.test/e2e=true")
     yield name
-    r = cluster.kubectl_run(
-        "delete", "namespace", name, "--wait=true", "--timeout=180s", check=False, timeout=240
-    )
+    # Not waited for: the namespace controller starts 5 s after the deletion, whatever the
+    # namespace holds (namespaceDeletionGracePeriod, a constant in kubernetes
+    # pkg/controller/namespace), and ~180 tests waiting for it cost CI 15 minutes. What a test
+    # leaves goes while the next one runs; a test that needs the whole cluster settled calls
+    # wait_for_deleted_namespaces, and the session waits for all of them at its end.
+    r = cluster.kubectl_run("delete", "namespace", name, "--wait=false", check=False)
     if r.returncode != 0:
         print(f"warning: namespace {name} not deleted: {r.stderr}", file=sys.stderr)
+    else:
+        _deleted_namespaces.append(name)
+
+
+_deleted_namespaces: list[str] = []
+
+
+def wait_for_deleted_namespaces(cluster: Cluster, timeout_s: float = 240) -> list[str]:
+    """Wait until the namespaces earlier tests deleted are gone; the ones still there."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        names = cluster.kubectl_run(
+            "get", "namespaces", "-l", E2E_NAMESPACE_LABEL, "-o", "name", check=False
+        ).stdout.split()
+        still = sorted(set(_deleted_namespaces) & {n.split("/", 1)[1] for n in names})
+        if not still or time.monotonic() > deadline:
+            return still
+        time.sleep(1)
 
 
 @pytest.fixture

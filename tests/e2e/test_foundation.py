@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.conftest import run_cli
-from tests.e2e.conftest import HOSTPATH_CLASS
+from tests.e2e.conftest import HOSTPATH_CLASS, wait_for_deleted_namespaces
 
 
 def test_classes_json_reports_the_test_cluster(cluster) -> None:
@@ -57,6 +57,8 @@ data: {{a: b}}
 
 
 def test_cleanup_lists_then_deletes_only_our_objects(cluster, namespace) -> None:
+    # The all-namespace cleanup below must find nothing an earlier test's namespace still holds.
+    wait_for_deleted_namespaces(cluster)
     cluster.apply(_labelled_configmap("leftover-1", "e2eaaaa1"), namespace)
     cluster.apply(_labelled_configmap("leftover-2", "e2ebbbb2"), namespace)
     cluster.apply(
