@@ -115,10 +115,13 @@ def test_check_dry_run_prints_every_object_and_creates_nothing() -> None:
         "PersistentVolumeClaim",
         "Pod",
         "VolumeSnapshot",
+        "VolumeSnapshot",
         "PersistentVolumeClaim",
         "Pod",
     ]
-    source, writer, snapshot, restore, reader = docs
+    source, writer, earlier, snapshot, restore, reader = docs
+    assert earlier["metadata"]["name"].endswith("-earlier")
+    assert earlier["spec"] == snapshot["spec"]
     assert all(d["metadata"]["namespace"] == "bench" for d in docs)
     assert source["spec"]["storageClassName"] == "fast"
     assert source["spec"]["resources"]["requests"]["storage"] == "2Gi"

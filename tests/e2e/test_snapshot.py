@@ -109,6 +109,7 @@ def test_check_passes_on_the_csi_class(cluster, namespace) -> None:
     assert report["driver"] == DRIVER
     assert [s["name"] for s in report["steps"]] == [
         "provision source volume",
+        "take earlier snapshot",
         "write known files",
         "take snapshot",
         "change source",
@@ -122,7 +123,9 @@ def test_check_passes_on_the_csi_class(cluster, namespace) -> None:
     assert len(statuses) == 6
     assert sum(f["changedAfterSnapshot"] for f in report["files"]) == 4
     assert report["problems"] == []
-    assert "cleaning up 5 object(s)" in result.stderr
+    assert report["earlierSnapshot"]["marked"] is True
+    assert report["earlierSnapshot"]["restoreIsEarlier"] is False
+    assert "cleaning up 6 object(s)" in result.stderr
     assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 

@@ -6,8 +6,10 @@ fsynced before the next: at any instant the first file holds the same count as t
 one more. A snapshot of one instant (`atomic`, the default: a read-only btrfs snapshot) keeps
 that in the restore; a copy made file by file while the pod writes (`copy`: the driver pauses a
 fixed 1 s after each file, so the second file is read at least a second after the first) does
-not. Also: the snapshot's data is where the mode says and is gone with the snapshot, unknown
-`tk8s.io/` keys are refused, and `down` leaves no loop device or mount of the volume filesystem.
+not. A `stale` restore (the previous snapshot) fails `snapshot check` through its earlier
+snapshot. Also: the snapshot's data is where the mode says and is gone with the snapshot,
+unknown `tk8s.io/` keys are refused, and `down` leaves no loop device or mount of the volume
+filesystem.
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import HOSTPATH_CLASS
+from tests.conftest import run_cli
+from tests.e2e.conftest import HOSTPATH_CLASS, SNAPSHOT_OBJECTS, managed
 from tests.e2e.test_cluster_harness import pod, pvc
 
 pytestmark = pytest.mark.cluster
@@ -390,6 +393,27 @@ def test_stale_restores_the_previous_snapshot(cluster, namespace, make_storage_c
     assert (VOLUMES / ".snapshots" / handle / "f").read_text() == "two\n"  # what s2 holds
     assert c.logs(namespace, "read1").strip() == "one"
     assert c.logs(namespace, "read2").strip() == "one"  # stale gave s1 instead
+
+
+@pytest.mark.parametrize("volume_mode", ["Filesystem", "Block"])
+def test_snapshot_check_fails_a_driver_that_restores_the_previous_snapshot(
+    cluster, namespace, make_storage_class, volume_mode
+) -> None:
+    """`snapshot check` on the stale mode: its earlier snapshot is the "previous" one the driver
+    hands back, so the restore is named as such and the check fails (one snapshot per run passed
+    it). The same check on the default (atomic) class passes: tests/e2e/test_snapshot.py."""
+    stale = make_storage_class("stale", parameters={"tk8s.io/snapshot-mode": "stale"})
+    result = run_cli(
+        "snapshot", "check", "-s", stale, "-z", "128Mi", "--volume-mode", volume_mode,
+        "-n", namespace, "-o", "json",
+    )  # fmt: skip
+    assert result.exit_code == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert report["verdict"] == "fail", report
+    assert "earlier-snapshot" in report["reasons"], report
+    assert report["earlierSnapshot"]["restoreIsEarlier"] is True, report
+    assert any("restored an older snapshot" in p for p in report["problems"]), report
+    assert managed(cluster, namespace, SNAPSHOT_OBJECTS) == []
 
 
 def test_a_memory_volume_is_snapshotted_by_tar_and_restores_onto_the_btrfs(

@@ -43,6 +43,8 @@ BLOCK_RANGES = (
 )
 #: Zeros at the snapshot, random bytes after it: the restore must still hold zeros.
 ADDED_RANGE = KnownRange("range@40MiB", 40 * MIB, 64 * KIB)
+#: Random bytes before the check's earlier snapshot (core/snapshot/earlier.py), then left alone.
+EARLIER_RANGE = KnownRange("earlier@48MiB", 48 * MIB, 4 * KIB)
 #: After the snapshot: 4 KiB overwritten at 40 KiB into this range, and that range zeroed.
 MODIFIED_RANGE = "range@1MiB"
 MODIFIED_AT = 40 * KIB
@@ -61,10 +63,15 @@ def _fill(device: str, offset: int, length: int, source: str = "/dev/urandom") -
     )
 
 
+def fill_range(device: str, known: KnownRange) -> str:
+    """The shell line that fills ``known`` with random bytes."""
+    return _fill(device, known.offset, known.length)
+
+
 def _checksums(device: str) -> list[str]:
     q = shlex.quote
     lines = []
-    for known in (*BLOCK_RANGES, ADDED_RANGE):
+    for known in (*BLOCK_RANGES, ADDED_RANGE, EARLIER_RANGE):
         lines.append(
             f"printf '%s  %s\\n' \"$(dd if={q(device)} bs=1M iflag=skip_bytes,count_bytes "
             f'skip={known.offset} count={known.length} status=none | sha256sum | cut -c1-64)" '

@@ -12,6 +12,7 @@ from typing import Any
 from kubectl_storage.core.report.envelope import report_envelope
 from kubectl_storage.core.report.verdict import Outcome, Verdict, judge
 from kubectl_storage.core.snapshot.check_plan import FileVerdict
+from kubectl_storage.core.snapshot.earlier import EarlierSnapshot
 from kubectl_storage.core.snapshot.freeze import FreezeResult
 from kubectl_storage.core.snapshot.restore_node import RestorePlacement
 from kubectl_storage.core.snapshot.under_load import UnderLoadResult
@@ -54,11 +55,14 @@ class SnapshotCheckReport:
     freeze: FreezeResult | None = None
     #: ``Block``: the "files" are byte ranges of the raw device (core/snapshot/block_ranges.py).
     volume_mode: str = "Filesystem"
+    #: The snapshot cut before the known content was written: the restore must not be it.
+    earlier: EarlierSnapshot | None = None
 
     @property
     def problems(self) -> list[str]:
         """Every reason the check failed."""
         found = list(self.setup_problems)
+        found += self.earlier.setup_problems + self.earlier.problems if self.earlier else []
         found += self.restore_placement.problems if self.restore_placement else []
         found += self.freeze.problems if self.freeze else []
         found += [f.problem for f in self.files if f.problem]
@@ -67,7 +71,8 @@ class SnapshotCheckReport:
     @property
     def outcome(self) -> Outcome:
         """fail when the restore did not hold the snapshot-time content (``file:<path>``), the
-        restore node or the freeze went wrong (``restore-node``, ``freeze``), or the log written
+        restore node or the freeze went wrong (``restore-node``, ``freeze``), the restore was the
+        earlier snapshot (``earlier-snapshot``), or the log written
         under load was not a clean cut (``under-load``); inconclusive when the writer's own plan
         went wrong (``setup``), since then the restore was compared with nothing certain, or the
         log writer was not alive on both sides of the cut (``under-load``); warn when the cut
@@ -76,10 +81,12 @@ class SnapshotCheckReport:
             ["restore-node"] if self.restore_placement and self.restore_placement.problems else []
         )
         fail += ["freeze"] if self.freeze and self.freeze.problems else []
+        fail += ["earlier-snapshot"] if self.earlier and self.earlier.problems else []
         fail += [f"file:{f.path}" for f in self.files if f.problem]
         fail += ["under-load"] if self.under_load and self.under_load.problems else []
         load = self.under_load.outcome.verdict if self.under_load else None
-        inconclusive = ["setup"] if self.setup_problems else []
+        setup = self.setup_problems or (self.earlier and self.earlier.setup_problems)
+        inconclusive = ["setup"] if setup else []
         inconclusive += ["under-load"] if load is Verdict.INCONCLUSIVE else []
         return judge(
             fail=fail,
@@ -119,6 +126,7 @@ class SnapshotCheckReport:
                     else {}
                 ),
                 **({"freeze": self.freeze.to_dict()} if self.freeze else {}),
+                **({"earlierSnapshot": self.earlier.to_dict()} if self.earlier else {}),
                 "problems": self.problems,
             },
         )

@@ -13,6 +13,7 @@ from kubectl_storage.core.k8s.objects import JsonDict, dig
 from kubectl_storage.core.snapshot.check_plan import FileVerdict, compare_restore, parse_checksums
 from kubectl_storage.core.snapshot.check_report import SnapshotCheckReport, StepTiming
 from kubectl_storage.core.snapshot.class_choice import SnapshotChoiceError, choose_restore_size
+from kubectl_storage.core.snapshot.earlier import EarlierSnapshot, judge_earlier, without_markers
 from kubectl_storage.core.snapshot.freeze import (
     FreezeResult,
 )
@@ -89,6 +90,7 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
     source_name = objects.source_pvc["metadata"]["name"]
     writer = objects.writer_pod["metadata"]["name"]
     snapshot_name = objects.snapshot["metadata"]["name"]
+    earlier_name = objects.earlier_snapshot["metadata"]["name"]
 
     with timed(steps, "provision source volume"):
         step(f"{label}: creating PVC {source_name} ({request.size}) and the writer pod")
@@ -100,6 +102,14 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
         source_node = str(dig(writer_pod, "spec", "nodeName"))
     if request.restore_node == OTHER:
         require_another_node(api, request.pods, source_node)
+    with timed(steps, "take earlier snapshot"):
+        step(f"{label}: marking the source and taking the earlier VolumeSnapshot {earlier_name}")
+        at_earlier = parse_checksums(
+            run_script(api, writer, scripts.earlier, ns, timeout, "writing the marker")
+        )
+        scope.create(kinds.VOLUME_SNAPSHOT, objects.earlier_snapshot, ns, settled=snapshot_settled)
+        # Cut and ready before anything else is written: its content is the marker alone.
+        wait_snapshot_ready(api, earlier_name, ns, timeout)
     with timed(steps, "write known files"):
         step(f"{label}: writing known {what} (fsynced) and their checksums")
         at_snapshot = parse_checksums(
@@ -230,10 +240,17 @@ def run_check(api: KubeApi, plan: CheckPlan, scope: RunScope, step: Step) -> Sna
     if freeze_result is not None:
         torn = next((log.torn for log in under_load.logs if log.torn), None) if under_load else None
         freeze_result = freeze_result.with_log(acks, torn.offset if torn else None)
+    earlier = judge_earlier(
+        earlier_name, snapshot_name, at_earlier, at_snapshot, in_restore, what=what
+    )
+    at_snapshot, after_change, in_restore = (
+        without_markers(sums) for sums in (at_snapshot, after_change, in_restore)
+    )
     report = report_of(
         files=tuple(compare_restore(at_snapshot, after_change, in_restore, scripts.sizes)),
         changes=tuple(scripts.describe()),
         setup_problems=tuple(scripts.plan_problems(at_snapshot, after_change)),
+        earlier=earlier,
         under_load=under_load,
         freeze=freeze_result,
     )
@@ -258,6 +275,7 @@ def _report(
     setup_problems: tuple[str, ...] = (),
     under_load: UnderLoadResult | None = None,
     freeze: FreezeResult | None = None,
+    earlier: EarlierSnapshot | None = None,
 ) -> SnapshotCheckReport:
     return SnapshotCheckReport(
         storage_class=plan.storage_class,
@@ -277,6 +295,7 @@ def _report(
         restore_placement=placement,
         freeze=freeze,
         volume_mode=str(plan.request.volume_mode),
+        earlier=earlier,
     )
 
 

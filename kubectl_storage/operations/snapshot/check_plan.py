@@ -44,6 +44,7 @@ from kubectl_storage.core.snapshot.class_choice import (
     check_snapshot_class,
     choose_snapshot_class,
 )
+from kubectl_storage.core.snapshot.earlier import block_earlier_script, earlier_script
 from kubectl_storage.core.snapshot.freeze import (
     ROLE_LABEL,
     freeze_refusal,
@@ -92,10 +93,12 @@ class CheckRequest:
 
 @dataclass(frozen=True)
 class CheckManifests:
-    """The five objects of a check, in creation order."""
+    """The six objects of a check, in creation order."""
 
     source_pvc: JsonDict
     writer_pod: JsonDict
+    #: Cut before the known content is written: a restore must not hand it back (earlier.py).
+    earlier_snapshot: JsonDict
     snapshot: JsonDict
     restore_pvc: JsonDict
     reader_pod: JsonDict
@@ -108,6 +111,7 @@ class CheckManifests:
         return [
             self.source_pvc,
             self.writer_pod,
+            self.earlier_snapshot,
             *freezer,
             self.snapshot,
             self.restore_pvc,
@@ -122,6 +126,7 @@ CHECK_COMMAND = "snapshot-check"
 class CheckScripts:
     """What the pods run and how it is judged: files on a filesystem, or ranges of a device."""
 
+    earlier: str
     write: str
     change: str
     read_restore: str
@@ -131,6 +136,7 @@ class CheckScripts:
 
 
 FILE_SCRIPTS = CheckScripts(
+    earlier=earlier_script(),
     write=write_script(),
     change=change_script(),
     read_restore=checksum_script(SNAPSHOT_MOUNT),
@@ -139,6 +145,7 @@ FILE_SCRIPTS = CheckScripts(
     plan_problems=plan_problems,
 )
 BLOCK_SCRIPTS = CheckScripts(
+    earlier=block_earlier_script(),
     write=block_write_script(),
     change=block_change_script(),
     read_restore=block_checksum_script(),
@@ -246,6 +253,14 @@ def check_manifests(
         ),
         writer_pod=writer_pod,
         freezer_pod=freezer,
+        earlier_snapshot=labelled(
+            build_volume_snapshot(
+                f"{name}-earlier",
+                namespace,
+                pvc_name=f"{name}-source",
+                snapshot_class=snapshot_class,
+            )
+        ),
         snapshot=labelled(
             build_volume_snapshot(
                 name, namespace, pvc_name=f"{name}-source", snapshot_class=snapshot_class

@@ -733,9 +733,13 @@ def test_check_manifests() -> None:
         "PersistentVolumeClaim",
         "Pod",
         "VolumeSnapshot",
+        "VolumeSnapshot",
         "PersistentVolumeClaim",
         "Pod",
     ]
+    # The earlier snapshot is of the same source; the restore is of the later one.
+    assert objects.earlier_snapshot["metadata"]["name"] == "ks-snapshot-check-r1-earlier"
+    assert objects.earlier_snapshot["spec"] == objects.snapshot["spec"]
     assert objects.snapshot == {
         "apiVersion": "snapshot.storage.k8s.io/v1",
         "kind": "VolumeSnapshot",

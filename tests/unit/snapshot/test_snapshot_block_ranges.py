@@ -21,6 +21,7 @@ from kubectl_storage.core.snapshot.block_ranges import (
     block_write_script,
 )
 from kubectl_storage.core.snapshot.check_plan import FileStatus, compare_restore, parse_checksums
+from kubectl_storage.core.snapshot.earlier import without_markers
 
 
 def _run(script: str) -> dict[str, str]:
@@ -37,13 +38,13 @@ def device(tmp_path: Path) -> Path:
 
 
 def test_a_copy_taken_at_the_snapshot_restores_every_range(device: Path, tmp_path: Path) -> None:
-    at_snapshot = _run(block_write_script(str(device)))
+    at_snapshot = without_markers(_run(block_write_script(str(device))))
     assert set(at_snapshot) == set(RANGE_SIZES)
     snapshot = tmp_path / "snapshot.img"
     shutil.copyfile(device, snapshot)
-    after = _run(block_change_script(str(device)))
+    after = without_markers(_run(block_change_script(str(device))))
     assert block_plan_problems(at_snapshot, after) == []
-    restored = _run(block_checksum_script(str(snapshot)))
+    restored = without_markers(_run(block_checksum_script(str(snapshot))))
     verdicts = compare_restore(at_snapshot, after, restored, RANGE_SIZES)
     assert {v.path: v.status for v in verdicts} == dict.fromkeys(RANGE_SIZES, FileStatus.OK)
     assert {v.path for v in verdicts if v.changed_after_snapshot} == {
