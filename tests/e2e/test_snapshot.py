@@ -436,6 +436,7 @@ def test_cp_returns_identical_bytes_and_modes(cluster, namespace, tmp_path) -> N
     ("when", "sig", "code"),
     [
         ("creating PVC", signal.SIGINT, 130),
+        ("taking the earlier VolumeSnapshot", signal.SIGINT, 130),
         ("writing known files", signal.SIGINT, 130),
         ("waiting for the snapshot", signal.SIGINT, 130),
         ("changing the source", signal.SIGINT, 130),
