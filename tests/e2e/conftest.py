@@ -286,7 +286,7 @@ def namespace(cluster: Cluster, request) -> str:
     base = re.sub(r"[^a-z0-9-]+", "-", request.node.name.lower()).strip("-")[:40].strip("-")
     name = f"e2e-{base}-{uuid.uuid4().hex[:6]}"
     cluster.kubectl_run("create", "namespace", name)
-    cluster.kubectl_run("label", "namespace", name, "kubectl-storage.test/e2e=true")
+    cluster.kubectl_run("label", "namespace", name, E2E_NAMESPACE_LABEL)
     yield name
     # Not waited for: the namespace controller starts 5 s after the deletion, whatever the
     # namespace holds (namespaceDeletionGracePeriod, a constant in kubernetes
@@ -307,10 +307,7 @@ def wait_for_deleted_namespaces(cluster: Cluster, timeout_s: float = 240) -> lis
     """Wait until the namespaces earlier tests deleted are gone; the ones still there."""
     deadline = time.monotonic() + timeout_s
     while True:
-        names = cluster.kubectl_run(
-            "get", "namespaces", "-l", E2E_NAMESPACE_LABEL, "-o", "name", check=False
-        ).stdout.split()
-        still = sorted(set(_deleted_namespaces) & {n.split("/", 1)[1] for n in names})
+        still = sorted(set(_deleted_namespaces) & e2e_namespaces(cluster))
         if not still or time.monotonic() > deadline:
             return still
         time.sleep(1)
@@ -447,13 +444,18 @@ def _describe(obj: dict) -> str:
     return f"{obj.get('kind')} {where}{md.get('name')}{term}"
 
 
+def e2e_namespaces(cluster: Cluster) -> set[str]:
+    """Every e2e test namespace there is, Terminating ones included."""
+    names = cluster.kubectl_run(
+        "get", "namespaces", "-l", E2E_NAMESPACE_LABEL, "-o", "name", check=False
+    ).stdout.split()
+    return {n.split("/", 1)[1] for n in names}
+
+
 def _other_tests_namespaces(cluster: Cluster, own: str | None) -> set[str]:
     """Namespaces of e2e tests other than this one (another pytest session may share the
     cluster while developing); what happens in them is not this test's doing."""
-    names = cluster.kubectl_run(
-        "get", "namespaces", "-l", "kubectl-storage.test/e2e=true", "-o", "name", check=False
-    ).stdout.split()
-    return {n.split("/", 1)[1] for n in names} - {own}
+    return e2e_namespaces(cluster) - {own}
 
 
 def check_no_managed_leftovers(
