@@ -638,6 +638,7 @@ func lazyfsMain(args []string) int {
 	ctl := fl.String("control", "", "the control socket to create")
 	fsync := fl.String("fsync", "", `"ignore": fsync answers success and persists nothing`)
 	ro := fl.Bool("ro", false, "mount read-only")
+	burst := fl.String("burst", "", `"iops=N,credits-seconds=S": a passthrough with a credit bucket (burst.go), nothing cached`)
 	_ = fl.Parse(args)
 	if *backing == "" || *mnt == "" || *ctl == "" {
 		log.Print("lazyfs: --backing, --mount and --control are required")
@@ -649,12 +650,22 @@ func lazyfsMain(args []string) int {
 		log.Printf("lazyfs: %v", err)
 		return 1
 	}
-	root := &fs.LoopbackRoot{Path: *backing, Dev: uint64(st.Dev)}
-	root.NewNode = func(r *fs.LoopbackRoot, _ *fs.Inode, _ string, _ *syscall.Stat_t) fs.InodeEmbedder {
-		return &lazyNode{LoopbackNode: fs.LoopbackNode{RootData: r}, l: l}
+	var rootNode fs.InodeEmbedder
+	if *burst != "" {
+		spec, err := parseBurst(*burst)
+		if err != nil {
+			log.Printf("lazyfs: --burst: %v", err)
+			return 2
+		}
+		_, rootNode = burstRoot(*backing, &st, spec) // l stays empty: clear-cache drops nothing
+	} else {
+		root := &fs.LoopbackRoot{Path: *backing, Dev: uint64(st.Dev)}
+		root.NewNode = func(r *fs.LoopbackRoot, _ *fs.Inode, _ string, _ *syscall.Stat_t) fs.InodeEmbedder {
+			return &lazyNode{LoopbackNode: fs.LoopbackNode{RootData: r}, l: l}
+		}
+		rootNode = root.NewNode(root, nil, "", &st)
+		root.RootNode = rootNode
 	}
-	rootNode := root.NewNode(root, nil, "", &st)
-	root.RootNode = rootNode
 	zero, entry := time.Duration(0), time.Second
 	opts := []string{"default_permissions"}
 	if *ro {
@@ -695,7 +706,7 @@ func lazyfsMain(args []string) int {
 			_ = syscall.Unmount(*mnt, syscall.MNT_DETACH)
 		}
 	}()
-	log.Printf("lazyfs: serving %s over %s (fsync %s, control %s)", *mnt, *backing, map[bool]string{true: "ignored", false: "honest"}[l.ignoreFsync], *ctl)
+	log.Printf("lazyfs: serving %s over %s (fsync %s, burst %q, control %s)", *mnt, *backing, map[bool]string{true: "ignored", false: "honest"}[l.ignoreFsync], *burst, *ctl)
 	server.Wait()
 	_ = ln.Close()
 	_ = os.Remove(*ctl)

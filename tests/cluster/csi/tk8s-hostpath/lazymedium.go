@@ -67,6 +67,7 @@ type lazyRecord struct {
 	Node   string `json:"node"`
 	PID    int    `json:"pid"`
 	Fsync  string `json:"fsync"`
+	Burst  string `json:"burst,omitempty"`
 }
 
 func (d *driver) lazyDir(target string) string {
@@ -95,6 +96,9 @@ func (d *driver) publishLazy(m *volumeMeta, src, target string, readonly bool) (
 	if m.IgnoreFsync {
 		args, fsync = append(args, "--fsync=ignore"), fsyncIgnore
 	}
+	if m.Burst != "" {
+		args = append(args, "--burst", m.Burst)
+	}
 	if readonly {
 		args = append(args, "--ro")
 	}
@@ -106,7 +110,7 @@ func (d *driver) publishLazy(m *volumeMeta, src, target string, readonly bool) (
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	rec := lazyRecord{Volume: m.ID, Target: target, Node: d.nodeID, PID: cmd.Process.Pid, Fsync: fsync}
+	rec := lazyRecord{Volume: m.ID, Target: target, Node: d.nodeID, PID: cmd.Process.Pid, Fsync: fsync, Burst: m.Burst}
 	if err := writeJSON(filepath.Join(dir, "mount.json"), &rec); err != nil {
 		_ = cmd.Process.Kill()
 		return nil, status.Error(codes.Internal, err.Error())
@@ -124,7 +128,7 @@ func (d *driver) publishLazy(m *volumeMeta, src, target string, readonly bool) (
 			return nil, status.Errorf(codes.Internal, "the LazyFS daemon did not mount %s in 15s; see %s", target, logf.Name())
 		}
 	}
-	log.Printf("published LazyFS volume %s at %s (daemon pid %d, fsync %s, ro=%v)", m.ID, target, rec.PID, fsync, readonly)
+	log.Printf("published LazyFS volume %s at %s (daemon pid %d, fsync %s, burst %q, ro=%v)", m.ID, target, rec.PID, fsync, m.Burst, readonly)
 	return &csi.NodePublishVolumeResponse{}, nil
 }
 

@@ -68,6 +68,8 @@ type volumeMeta struct {
 	// IgnoreFsync: its fsync persists nothing (tk8s.io/fsync: ignore).
 	LazyFS      bool `json:"lazyfs,omitempty"`
 	IgnoreFsync bool `json:"ignoreFsync,omitempty"`
+	// Burst: published through the FUSE daemon with a credit bucket (tk8s.io/burst, burst.go).
+	Burst string `json:"burst,omitempty"`
 }
 
 // A StorageClass parameter that keeps each Filesystem volume in memory: its directory lives
@@ -359,6 +361,9 @@ func (d *driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	}
 	meta = volumeMeta{ID: id, CapacityBytes: capacity, Block: block, SnapshotMode: mode}
 	if err := d.mediumParams(req.GetParameters(), block, &meta); err != nil {
+		return nil, err
+	}
+	if err := burstParams(req.GetParameters(), block, &meta); err != nil {
 		return nil, err
 	}
 	if req.GetParameters()[nodeLocalParam] == "true" {
@@ -864,7 +869,7 @@ func (d *driver) NodePublishVolume(ctx context.Context, req *csi.NodePublishVolu
 	if isMountPoint(target) {
 		return &csi.NodePublishVolumeResponse{}, nil
 	}
-	if m.LazyFS {
+	if m.LazyFS || m.Burst != "" {
 		return d.publishLazy(&m, src, target, req.GetReadonly())
 	}
 	if err := syscall.Mount(src, target, "", syscall.MS_BIND, ""); err != nil {

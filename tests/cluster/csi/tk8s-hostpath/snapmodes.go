@@ -80,6 +80,7 @@ var knownParams = map[string]bool{
 	snapshotModeParam:  true,
 	nodeLocalParam:     true,
 	nodeLocalNodeParam: true,
+	burstParam:         true,
 }
 
 // checkParams refuses unknown tk8s.io/ keys and snapshot modes, and returns the volume's
@@ -93,8 +94,8 @@ func checkParams(params map[string]string) (string, error) {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return "", status.Errorf(codes.InvalidArgument, "unknown class parameter(s) %s (known: %s, %s, %s, %s, %s)",
-			strings.Join(unknown, ", "), mediumParam, fsyncParam, snapshotModeParam, nodeLocalParam, nodeLocalNodeParam)
+		return "", status.Errorf(codes.InvalidArgument, "unknown class parameter(s) %s (known: %s, %s, %s, %s, %s, %s)",
+			strings.Join(unknown, ", "), mediumParam, fsyncParam, snapshotModeParam, nodeLocalParam, nodeLocalNodeParam, burstParam)
 	}
 	v, ok := params[snapshotModeParam]
 	if !ok {
