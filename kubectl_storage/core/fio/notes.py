@@ -43,6 +43,8 @@ NOTE_NOT_CHECKED = "fio.not-checked"
 NOTE_NOT_STEADY = "fio.not-steady"
 #: A job asked fio for steady state and attained it: info.
 NOTE_STEADY = "fio.steady"
+#: A job's per-second rate fell for good after a plateau (burst credits spent): suspect.
+NOTE_BURST = "fio.burst"
 
 #: Notes that make a class's numbers suspect.
 SUSPECT_NOTES = frozenset(
@@ -59,6 +61,7 @@ SUSPECT_NOTES = frozenset(
         NOTE_UNWRITTEN_READ,
         NOTE_FASTER_THAN_LOCAL,
         NOTE_NOT_STEADY,
+        NOTE_BURST,
     }
 )
 

@@ -36,6 +36,7 @@ from kubectl_storage.core.fio.report_baseline import BaselineComparison
 from kubectl_storage.core.fio.report_extra_runs import FioClientSummary, LocalDiskResult
 from kubectl_storage.core.fio.report_jobs import FioJobSummary, number
 from kubectl_storage.core.fio.setup import TargetSetup
+from kubectl_storage.core.fio.timeline import JobTimeline
 from kubectl_storage.core.report.envelope import API_VERSION, ENVELOPE_KEYS, report_envelope
 from kubectl_storage.core.report.verdict import Outcome, judge
 
@@ -77,6 +78,7 @@ class FioClassResult:
             / mean, ``None`` below two clients.
         setup: what the numbers were measured on (class, provisioner, mount, nodes).
         local_disk: with ``--compare-local``, the same jobs on the node's own disk.
+        timeline: each job's IOPS per second in the first run, when fio logged them.
     """
 
     storage_class: str
@@ -88,6 +90,7 @@ class FioClassResult:
     client_skew_percent: Mapping[str, float | None] = field(default_factory=dict)
     setup: TargetSetup | None = None
     local_disk: LocalDiskResult | None = None
+    timeline: tuple[JobTimeline, ...] = ()
 
     @property
     def failed_clients(self) -> tuple[FioClientSummary, ...]:
@@ -120,6 +123,8 @@ class FioClassResult:
             entry["client_skew_percent"] = dict(self.client_skew_percent)
         if self.local_disk is not None:
             entry["local_disk"] = self.local_disk.to_dict()
+        if self.timeline:
+            entry["timeline"] = [one.to_dict() for one in self.timeline]
         return entry
 
     @classmethod
@@ -141,6 +146,11 @@ class FioClassResult:
             else {},
             setup=TargetSetup.from_dict(setup) if isinstance(setup, Mapping) else None,
             local_disk=LocalDiskResult.from_dict(local) if isinstance(local, Mapping) else None,
+            timeline=tuple(
+                JobTimeline.from_dict(one)
+                for one in data.get("timeline") or ()
+                if isinstance(one, Mapping)
+            ),
         )
 
 

@@ -58,6 +58,7 @@ from kubectl_storage.core.fio.results import (
 )
 from kubectl_storage.core.fio.setup import TargetSetup
 from kubectl_storage.core.fio.steady_state import merge_steady_dicts
+from kubectl_storage.core.fio.timeline import JobTimeline, burst_notes, job_timelines
 
 #: Metric keys averaged over repeats: every numeric per-direction and sync value.
 _AVERAGED_METRICS: tuple[str, ...] = tuple(
@@ -162,6 +163,7 @@ def build_fio_report(
     client_runs: Mapping[str, ClientRuns] | None = None,
     setups: Mapping[str, TargetSetup] | None = None,
     local_disks: Mapping[str, LocalDiskRun] | None = None,
+    logs: Mapping[str, Mapping[str, str]] | None = None,
 ) -> FioReport:
     """Assemble a FioReport from parsed runs, one list of repeats per StorageClass.
 
@@ -182,6 +184,9 @@ def build_fio_report(
         setups: StorageClass name -> what its numbers were measured on.
         local_disks: with ``--compare-local``, StorageClass name -> the same jobs on the
             node's own disk; the class's jobs are compared with them.
+        logs: StorageClass name -> the first run's per-second IOPS logs (file name -> text),
+            for the classes whose pod wrote them; the burst guard reads them
+            (:mod:`kubectl_storage.core.fio.timeline`).
 
     Returns:
         The report.
@@ -210,6 +215,7 @@ def build_fio_report(
                 clients=(client_runs or {}).get(storage_class),
                 setup=(setups or {}).get(storage_class),
                 local_run=(local_disks or {}).get(storage_class),
+                logs=(logs or {}).get(storage_class),
             )
             for storage_class, runs in class_runs.items()
         ),
@@ -226,8 +232,13 @@ def _class_result(
     clients: ClientRuns | None = None,
     setup: TargetSetup | None = None,
     local_run: LocalDiskRun | None = None,
+    logs: Mapping[str, str] | None = None,
 ) -> FioClassResult:
     notes: list[FioNote] = []
+    timeline: tuple[JobTimeline, ...] = ()
+    if logs is not None and runs:
+        timeline, unmatched = job_timelines(logs, runs[0])
+        notes.extend(burst_notes(timeline, unmatched, counted[0]))
     if clients is None:
         for run, jobs in zip(runs, counted, strict=True):
             notes.extend(run_notes(run, jobs, fio_text=stderr))
@@ -264,6 +275,7 @@ def _class_result(
         client_skew_percent=_client_skew(summaries),
         setup=setup,
         local_disk=local,
+        timeline=timeline,
     )
 
 

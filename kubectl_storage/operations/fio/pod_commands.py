@@ -31,6 +31,12 @@ OUTPUT_FORMAT = "--output-format=json+"
 CONFIG_PATH = "/etc/kubectl-storage"
 #: Where the pod's own first fio run leaves its output (on the pod's emptyDir).
 FIRST_RUN = f"{SCRATCH_DIRECTORY}/kubectl-storage-fio"
+#: The first run also logs each job's IOPS once a second, for the burst guard
+#: (:mod:`kubectl_storage.core.fio.timeline`): fio names the files ``log_iops.<job>.log``.
+#: Given on the command line, the options are global defaults; a job file's own log options win.
+PER_SECOND_LOG = (f"--write_iops_log={FIRST_RUN}/log", "--log_avg_msec=1000")
+_LOG_MARKER = "@@kubectl-storage log "
+_LOGS_END = "@@kubectl-storage logs end"
 
 
 def fio_command(request: FioRequest) -> list[str]:
@@ -56,7 +62,8 @@ def first_run_command(request: FioRequest) -> list[str]:
     (``--keep``, and ``--repeat`` runs by exec). A container restarted after fio ended does
     not run it again.
     """
-    words = " ".join(shlex.quote(word) for word in fio_command(request))
+    command = fio_command(request)
+    words = " ".join(shlex.quote(word) for word in [*command[:2], *PER_SECOND_LOG, *command[2:]])
     script = (
         # A restarted container finds the pod's /tmp as its first run left it: fio ran to the
         # end once (rc is there), so it must not run again over the collected result.
@@ -75,20 +82,42 @@ def first_run_command(request: FioRequest) -> list[str]:
 def collect_first_run_command(mountinfo_start: str, mountinfo_end: str) -> list[str]:
     """The exec that waits for the container's own fio run to end and prints what it left.
 
-    stdout: the mountinfo between the marker lines, then fio's stdout; stderr: fio's; exit
-    status: fio's. Reading the FIFO returns when the container's script has written to it,
-    that is when fio has ended; it is waited for first in case the exec arrives before the
-    script made it.
+    stdout: the mountinfo between the marker lines, then each per-second log after a line
+    naming it (:func:`split_logs`), then fio's stdout; stderr: fio's; exit status: fio's.
+    Reading the FIFO returns when the container's script has written to it, that is when fio
+    has ended; it is waited for first in case the exec arrives before the script made it.
     """
     script = (
         f"d={FIRST_RUN}; "
         "while [ ! -p $d/done ]; do sleep 0.1; done; "
         "cat $d/done > /dev/null; "
         f'echo "{mountinfo_start}"; cat $d/mountinfo; echo "{mountinfo_end}"; '
+        'for f in $d/log_iops.*.log; do [ -f "$f" ] || continue; '
+        f'echo "{_LOG_MARKER}${{f##*/}}"; cat "$f"; done; echo "{_LOGS_END}"; '
         "cat $d/stdout; cat $d/stderr >&2; "
         'exit "$(cat $d/rc)"'
     )
     return ["sh", "-c", script]
+
+
+def split_logs(stdout: str) -> tuple[dict[str, str] | None, str]:
+    """Take the per-second logs out of the collecting exec's stdout: ``({file name: text},
+    the rest)``, or ``(None, stdout)`` when the section is missing (a pod of an older
+    version, kept with ``--keep``)."""
+    end = stdout.find(_LOGS_END + "\n")
+    if end < 0:
+        return None, stdout
+    logs: dict[str, str] = {}
+    name: str | None = None
+    for line in stdout[:end].splitlines(keepends=True):
+        if line.startswith(_LOG_MARKER):
+            name = line[len(_LOG_MARKER) :].strip()
+            logs[name] = ""
+        elif name is not None:
+            logs[name] += line
+    start = stdout.find(_LOG_MARKER)
+    head = stdout[:start] if 0 <= start < end else stdout[:end]
+    return logs, head + stdout[end + len(_LOGS_END) + 1 :]
 
 
 def client_job_name(index: int) -> str:

@@ -56,6 +56,7 @@ from kubectl_storage.operations.fio.pod_commands import (
     fio_command,
     local_fio_command,
     probe_command,
+    split_logs,
 )
 from kubectl_storage.operations.fio.request import FioRequest
 from kubectl_storage.operations.pending import explain_pending, pending_hint
@@ -76,6 +77,7 @@ class ClassRun:
     clients: ClientRuns | None = None  # --clients: who ran where, and each repeat's run
     setup: TargetSetup | None = None
     local: LocalDiskRun | None = None  # --compare-local: the same jobs on the node's disk
+    logs: dict[str, str] | None = None  # the first run's per-second IOPS logs, by file name
 
 
 def run_fio(api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) -> FioReport:
@@ -127,6 +129,7 @@ def run_fio(api: KubeApi, plan: FioPlan, scope: RunScope, progress: Progress) ->
         client_runs={t: r.clients for t, r in runs.items() if r.clients is not None},
         setups={t: r.setup for t, r in runs.items() if r.setup is not None},
         local_disks={t: r.local for t, r in runs.items() if r.local is not None},
+        logs={t: r.logs for t, r in runs.items() if r.logs is not None},
     )
 
 
@@ -176,7 +179,7 @@ def _run_target(
             api, exc, namespace=ns, pvc=pvc_name, placement=request.placement
         ) from None
     step(f"{label}: pod running; fio starts")
-    results, stderr_text, first_mountinfo = _repeat_fio(
+    results, stderr_text, first_mountinfo, logs = _repeat_fio(
         api,
         plan,
         pod_name,
@@ -195,7 +198,7 @@ def _run_target(
     if not request.keep:
         # Free the class's storage before the next class starts.
         scope.delete_now(*created)
-    return ClassRun(target, tuple(results), stderr_text, setup=setup, local=local)
+    return ClassRun(target, tuple(results), stderr_text, setup=setup, local=local, logs=logs)
 
 
 def _repeat_fio(
@@ -209,10 +212,10 @@ def _repeat_fio(
     then: list[str],
     parse: Callable[[str], ResultT],
     failed: tuple[str, str],
-) -> tuple[list[ResultT], str, str | None]:
-    """fio --repeat times by exec in ``pod``: ``first`` also prints the volume's mountinfo,
-    ``then`` is the command of the runs after it. The parsed runs, the last run's stderr and
-    that mountinfo.
+) -> tuple[list[ResultT], str, str | None, dict[str, str] | None]:
+    """fio --repeat times by exec in ``pod``: ``first`` also prints the volume's mountinfo
+    (and the benchmark pod's first run its per-second logs), ``then`` is the command of the
+    runs after it. The parsed runs, the last run's stderr, that mountinfo and those logs.
 
     Raises:
         FindingsError: a run printed no result (``failed``: what ran, and the hint).
@@ -221,6 +224,7 @@ def _repeat_fio(
     results: list[ResultT] = []
     stderr_text = ""
     mountinfo: str | None = None
+    logs: dict[str, str] | None = None
     for attempt in range(1, repeat + 1):
         started = time.monotonic()
         prefix = f"{label}: run {attempt}/{repeat}" if repeat > 1 else label
@@ -236,6 +240,7 @@ def _repeat_fio(
         stdout = outcome.stdout
         if attempt == 1:
             mountinfo, stdout = split_mountinfo(stdout)
+            logs, stdout = split_logs(stdout)
         try:
             results.append(parse(stdout))
         except FioOutputError as exc:
@@ -245,7 +250,7 @@ def _repeat_fio(
                 failed[1],
             ) from exc
         progress.step(f"{prefix}: done in {time.monotonic() - started:.0f}s")
-    return results, stderr_text, mountinfo
+    return results, stderr_text, mountinfo, logs
 
 
 def _run_on_local_disk(
@@ -376,7 +381,7 @@ def _run_clients(
     listed_nodes = _list_nodes(api)
     eligible = _eligible_nodes(listed_nodes, request)
     fio = ["fio", OUTPUT_FORMAT, *arguments]
-    runs, stderr_text, mountinfo = _repeat_fio(
+    runs, stderr_text, mountinfo, _ = _repeat_fio(
         api,
         plan,
         driver,

@@ -20,9 +20,11 @@ from kubectl_storage.core.k8s.manifests import VolumeMode
 from kubectl_storage.core.k8s.quantities import Size
 from kubectl_storage.operations.fio.pod_commands import (
     FIRST_RUN,
+    PER_SECOND_LOG,
     collect_first_run_command,
     fio_command,
     first_run_command,
+    split_logs,
 )
 from kubectl_storage.operations.fio.request import FioRequest
 from kubectl_storage.operations.fio.run import split_mountinfo
@@ -36,6 +38,9 @@ def _fake_fio(tmp_path: Path, *, seconds: float, code: int) -> dict[str, str]:
     fio = bin_dir / "fio"
     fio.write_text(
         "#!/bin/sh\n"
+        # as fio does with --write_iops_log=PREFIX: one log per job, named PREFIX_iops.N.log
+        'for a in "$@"; do case "$a" in --write_iops_log=*) '
+        "printf '1000, 5, 0, 0, 0\\n2000, 6, 0, 0, 0\\n' > \"${a#*=}_iops.1.log\";; esac; done\n"
         f"sleep {seconds}\n"
         'echo "args: $*"\n'
         'echo \'{"fio version": "fio-3.33", "jobs": []}\'\n'
@@ -102,8 +107,13 @@ def test_the_collecting_exec_gets_fios_output_status_and_the_mountinfo(
     mountinfo, stdout = split_mountinfo(out)
     assert mountinfo is not None
     assert " / " in mountinfo  # /proc/self/mountinfo lines
+    logs, stdout = split_logs(stdout)
+    assert logs == {"log_iops.1.log": "1000, 5, 0, 0, 0\n2000, 6, 0, 0, 0\n"}
+    command = fio_command(FioRequest())
+    where = str(tmp_path / "run")
+    logged = [word.replace(FIRST_RUN, where) for word in PER_SECOND_LOG]
     assert stdout.splitlines() == [
-        "args: " + " ".join(fio_command(FioRequest())[1:]),
+        "args: " + " ".join([command[1], *logged, *command[2:]]),
         '{"fio version": "fio-3.33", "jobs": []}',
     ]
     assert err == "fio: a note\n"
