@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from kubectl_storage.core.fio.report import FioReport
 from kubectl_storage.core.fio.report_jobs import FioJobSummary
+from kubectl_storage.core.fio.timeline import JobTimeline
 from kubectl_storage.core.k8s.quantities import format_count
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ IOPS_TITLE = "IOPS (higher is better)"
 BANDWIDTH_TITLE = "Bandwidth, MiB/s (higher is better)"
 LATENCY_TITLE = "Completion latency percentiles, µs, log scale (lower is better)"
 CLIENTS_TITLE = "IOPS per client (--clients): each client's share of the job, and its node"
+TIMELINE_TITLE = "IOPS per second of each job (first run), log scale; dashed: a burst ends"
 
 SUPPORTED_FORMATS = ("png", "svg")
 
@@ -104,8 +106,9 @@ def build_fio_figure(report: FioReport) -> Figure:
         report: the report.
 
     Returns:
-        The figure; its axes are, in order, IOPS, bandwidth and latency, and with
-        ``--clients`` a fourth: each client's IOPS per job.
+        The figure; its axes are, in order, IOPS, bandwidth and latency, with ``--clients``
+        each client's IOPS per job, and last, when the report holds per-second logs, every
+        job's IOPS second by second.
 
     Raises:
         ChartError: when no job in the report moved any data.
@@ -122,6 +125,9 @@ def build_fio_figure(report: FioReport) -> Figure:
     client_bars = _collect_client_bars(report)
     if client_bars:
         heights.append(len(client_bars))
+    timelines = [(i, t) for i, result in enumerate(report.results) for t in result.timeline]
+    if timelines:
+        heights.append(6)
     total_height = 1.6 + _BAR_HEIGHT_IN * sum(heights) + 1.2 * len(heights)
     figure = Figure(figsize=(11, total_height), layout="constrained")
     FigureCanvasAgg(figure)
@@ -144,7 +150,45 @@ def build_fio_figure(report: FioReport) -> Figure:
             axes[3], client_bars, [b.iops for b in client_bars], [None] * len(client_bars),
             CLIENTS_TITLE,
         )  # fmt: skip
+    if timelines:
+        _draw_timeline_panel(axes[-1], report, timelines)
     return figure
+
+
+_LINE_STYLES = ("-", "--", ":", "-.")
+
+
+def _draw_timeline_panel(
+    axes: Axes, report: FioReport, timelines: Sequence[tuple[int, JobTimeline]]
+) -> None:
+    """One line per class, job and direction; each job's clock starts after its ramp."""
+    axes.set_title(TIMELINE_TITLE, loc="left", fontsize=11)
+    for number, (class_index, timeline) in enumerate(timelines):
+        seconds = [second for second, _ in timeline.iops]
+        values = [max(value, 0.1) for _, value in timeline.iops]  # log scale: no zeros
+        name = report.results[class_index].storage_class
+        colour = _colour(class_index)
+        axes.plot(
+            seconds,
+            values,
+            color=colour,
+            linestyle=_LINE_STYLES[number % len(_LINE_STYLES)],
+            marker=".",
+            label=f"{name} · {timeline.job} · {timeline.direction}",
+        )
+        if timeline.burst is not None:
+            axes.axvline(timeline.burst.drop_s, color=colour, linestyle="--", alpha=0.6)
+            axes.annotate(
+                timeline.burst.summary,
+                (timeline.burst.drop_s, timeline.burst.plateau),
+                textcoords="offset points",
+                xytext=(6, -12),
+                fontsize=8,
+            )
+    axes.set_yscale("log")
+    axes.set_xlabel("seconds into the job")
+    axes.grid(alpha=0.3)
+    axes.legend(fontsize=8, loc="lower left")
 
 
 def _collect_client_bars(report: FioReport) -> list[_Bar]:
