@@ -207,8 +207,24 @@ def _provisioning_failure(cluster, namespace: str) -> str:
         ({"tk8s.io/medium": "LazyFS"}, "Block", "tk8s.io/medium"),
         ({"tk8s.io/fsync": "ignore"}, "Filesystem", "tk8s.io/fsync"),
         ({"tk8s.io/medium": "Memory", "tk8s.io/fsync": "ignore"}, "Filesystem", "tk8s.io/fsync"),
+        ({"tk8s.io/burst": "iops=200,credits-seconds=10"}, "Block", "tk8s.io/burst"),
+        (
+            {"tk8s.io/burst": "iops=200,credits-seconds=10", "tk8s.io/medium": "LazyFS"},
+            "Filesystem",
+            "tk8s.io/burst",
+        ),
+        ({"tk8s.io/burst": "iops=0,credits-seconds=10"}, "Filesystem", "tk8s.io/burst"),
+        ({"tk8s.io/burst": "iops=200"}, "Filesystem", "tk8s.io/burst"),
     ],
-    ids=["lazyfs-on-block", "fsync-ignore-alone", "fsync-ignore-on-memory"],
+    ids=[
+        "lazyfs-on-block",
+        "fsync-ignore-alone",
+        "fsync-ignore-on-memory",
+        "burst-on-block",
+        "burst-on-lazyfs",
+        "burst-zero-iops",
+        "burst-without-credits",
+    ],
 )
 def test_a_class_that_models_nothing_fails_provisioning_naming_the_parameter(
     cluster, namespace, make_storage_class, parameters, mode, named
