@@ -13,6 +13,7 @@ from kubectl_storage.cli.options import (
     DryRunOpt,
     FailOnOpt,
     KeepOpt,
+    NodeOpt,
     NodeSelectorOpt,
     RegistryOpt,
     TimeoutOpt,
@@ -61,10 +62,12 @@ def validate_persistence_command(
         typer.Option(
             "--disruptions",
             help=(
-                "Comma-separated: restart, crash, reschedule, node-drain, external (default: "
-                "restart, crash, reschedule; node-drain and external are opt-in). external: a "
-                "writer commits while you disrupt the database yourself (instructions on "
-                "stderr); --timeout bounds the wait for the disruption and for the recovery."
+                "Comma-separated: restart, crash, reschedule, node-drain, external, "
+                "node-crash (default: restart, crash, reschedule; the others are opt-in). "
+                "external: a writer commits while you disrupt the database yourself "
+                "(instructions on stderr); --timeout bounds the wait for the disruption and "
+                "for the recovery. node-crash: a writer commits while the database's node "
+                "reboots at once without syncing (sysrq b); needs --node N --crash-node N."
             ),
             metavar="LIST",
         ),
@@ -77,6 +80,19 @@ def validate_persistence_command(
             case_sensitive=False,
         ),
     ] = VolumeType.PVC,
+    node: NodeOpt = None,
+    crash_node: Annotated[
+        str | None,
+        typer.Option(
+            "--crash-node",
+            help=(
+                "The node node-crash may crash, named again: it must be --node's. Refused "
+                "(exit 2, nothing created) for a node that shares its kernel with other "
+                "nodes or with this machine."
+            ),
+            metavar="NODE",
+        ),
+    ] = None,
     node_selector: NodeSelectorOpt = None,
     toleration: TolerationOpt = None,
     cpu: Annotated[
@@ -154,6 +170,8 @@ def validate_persistence_command(
 
         kubectl storage validate-persistence -s fast --disruptions reschedule,node-drain
 
+        kubectl storage validate-persistence --disruptions node-crash --node n3 --crash-node n3
+
         kubectl storage validate-persistence -s fast --dry-run
     """
     from kubectl_storage.core.k8s.pod_defaults import MYSQL_IMAGE, image_from_flags  # noqa: PLC0415 - runtime only
@@ -166,6 +184,7 @@ def validate_persistence_command(
     options = options_of(ctx)
     placement = placement_from_flags(
         "validate-persistence",
+        node=node,
         node_selector=node_selector,
         toleration=toleration,
         cpu=cpu,
@@ -185,6 +204,8 @@ def validate_persistence_command(
         server_args=tuple(server_arg or ()),
         allow_non_durable=allow_non_durable_config,
         probe_image=image_from_flags(probe_image, registry) if fsync_probe else None,
+        crash_node=crash_node,
+        crash_image=image_from_flags(None, registry),
     )
     report = options.execute(
         PERSISTENCE_COMMAND, request, dry_run=dry_run, keep=keep, cleanup_timeout_s=timeout
@@ -199,6 +220,8 @@ def validate_persistence_command(
                     " (you disrupt the database while a writer commits; waits up to "
                     f"--timeout {timeout:.0f}s for it)"
                     if d is Disruption.EXTERNAL
+                    else f" (node {request.crash_node} rebooted at once without sync)"
+                    if d is Disruption.NODE_CRASH
                     else ""
                 )
                 for d in request.chosen

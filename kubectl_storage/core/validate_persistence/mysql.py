@@ -65,6 +65,9 @@ class Disruption(StrEnum):
     NODE_DRAIN = "node-drain"  # the pod evicted from its cordoned node, as a drain does (opt-in)
     #: The user disrupts the database while a writer commits (opt-in; the tool waits and sees).
     EXTERNAL = "external"
+    #: The pod's node kernel crashed (sysrq b) while a writer commits (opt-in, the node named
+    #: twice: --node N --crash-node N; core/validate_persistence/node_crash.py).
+    NODE_CRASH = "node-crash"
 
 
 #: What runs when --disruptions is not given (node-drain is opt-in: it is a failover drill).

@@ -25,8 +25,12 @@ TESTED_BY = {
     "reschedule": "graceful move to another node",
     "node-drain": "eviction to another node",
     "external": "external disruption (what was done is not known to the tool)",
+    "node-crash": "node crash (sysrq b: the node's page cache lost)",
 }
 POWER_LOSS_NOT_TESTED = "power loss not tested"
+#: When ``node-crash`` passed: the node lost its memory as at a power cut; the storage behind
+#: it (an array's cache, a cloud disk) kept its power.
+NODE_CRASH_TESTED = "the node's power loss tested (node crash); the storage's own not"
 #: When ``external`` passed and the database restarted during it: what was done is the user's
 #: word, so a power loss is named only as what it may have been.
 EXTERNAL_RESTART_TESTED = (
@@ -357,7 +361,14 @@ class PersistenceReport:
             and SERVER_RESTARTED in (p.observed or ())
             for p in self.phases
         )
-        tail = EXTERNAL_RESTART_TESTED if restarted else POWER_LOSS_NOT_TESTED
+        crashed = "node-crash" in self.disruptions_passed
+        tail = (
+            NODE_CRASH_TESTED
+            if crashed
+            else EXTERNAL_RESTART_TESTED
+            if restarted
+            else POWER_LOSS_NOT_TESTED
+        )
         return f"tested: {', '.join(proved) or 'nothing'}; {tail}"
 
     @property

@@ -15,6 +15,7 @@ from __future__ import annotations
 import random
 import secrets
 from collections.abc import Callable
+from pathlib import Path
 
 from kubectl_storage.core.k8s import kinds
 from kubectl_storage.core.k8s.scheduling import schedulable_nodes
@@ -25,6 +26,7 @@ from kubectl_storage.core.validate_persistence.mysql import (
     pod_name_for,
     pvc_name_for,
 )
+from kubectl_storage.core.validate_persistence.node_crash import BOOT_ID_PATH
 from kubectl_storage.core.validate_persistence.report import (
     ControlScope,
     DurabilityCheck,
@@ -35,14 +37,16 @@ from kubectl_storage.core.validate_persistence.rows import generate_rows
 from kubectl_storage.errors import ForbiddenError, WaitTimeoutError
 from kubectl_storage.kube.api import KubeApi
 from kubectl_storage.kube.run_scope import RunScope
-from kubectl_storage.operations.pipeline import Command, nothing_to_gather
+from kubectl_storage.operations.pipeline import Command
+from kubectl_storage.operations.preflight import ClusterFacts
 from kubectl_storage.operations.validate_persistence import phases
-from kubectl_storage.operations.validate_persistence.external import external
+from kubectl_storage.operations.validate_persistence.external import external, node_crash
 from kubectl_storage.operations.validate_persistence.moves import move
 from kubectl_storage.operations.validate_persistence.pod import DataUnavailable, MysqlPod
 from kubectl_storage.operations.validate_persistence.request import (
     COMMAND,
     CONTROL_CANNOT_JUDGE,
+    CrashFacts,
     NodeFacts,
     PersistencePlan,
     PersistenceRequest,
@@ -215,6 +219,8 @@ def _run_phase(
             return phases.crash(pod, state)
         if disruption is Disruption.EXTERNAL:
             return external(pod, state)
+        if disruption is Disruption.NODE_CRASH:
+            return node_crash(pod, scope, state)
         return move(pod, scope, disruption, state, facts.schedulable_nodes or ()), state
     except DataUnavailable as exc:
         # MySQL keeps failing to start on what the volume holds: the data did not come back.
@@ -228,16 +234,37 @@ def _run_phase(
         return PhaseResult(disruption.value, Verdict.INCONCLUSIVE, note=message), state
 
 
-PERSISTENCE_COMMAND: Command[PersistenceRequest, None, PersistencePlan, PersistenceReport] = (
-    Command(
-        rbac_name=COMMAND,
-        label=COMMAND,
-        validate=validate_request,
-        requirements=persistence_requirements,
-        # The emptyDir control, or a named class: nothing to look up.
-        plan_offline=lambda r: r.volume_type is VolumeType.EMPTY_DIR or bool(r.storage_class),
-        gather=nothing_to_gather,
-        plan=lambda request, facts, _nothing, run_id: plan_persistence(request, facts, run_id),
-        run=lambda api, plan, scope, progress: run_persistence(api, plan, scope, progress.step),
-    )
+def gather_crash_facts(
+    api: KubeApi, request: PersistenceRequest, facts: ClusterFacts
+) -> CrashFacts | None:
+    """For node-crash: every node's boot ID and this machine's, so the plan can refuse a node
+    that shares its kernel (core/validate_persistence/node_crash.py)."""
+    if Disruption.NODE_CRASH not in request.chosen:
+        return None
+    try:
+        local: str | None = Path(BOOT_ID_PATH).read_text().strip() or None
+    except OSError:  # not Linux: no machine of ours can be a node's kernel then
+        local = None
+    return CrashFacts(tuple(api.list(kinds.NODE)), local)
+
+
+def _plan_offline(request: PersistenceRequest) -> bool:
+    """The emptyDir control, or a named class: nothing to look up (node-crash always reads
+    the nodes: its refusal is part of the plan)."""
+    if Disruption.NODE_CRASH in request.chosen:
+        return False
+    return request.volume_type is VolumeType.EMPTY_DIR or bool(request.storage_class)
+
+
+PERSISTENCE_COMMAND: Command[
+    PersistenceRequest, CrashFacts | None, PersistencePlan, PersistenceReport
+] = Command(
+    rbac_name=COMMAND,
+    label=COMMAND,
+    validate=validate_request,
+    requirements=persistence_requirements,
+    plan_offline=_plan_offline,
+    gather=gather_crash_facts,
+    plan=lambda request, facts, crash, run_id: plan_persistence(request, facts, run_id, crash),
+    run=lambda api, plan, scope, progress: run_persistence(api, plan, scope, progress.step),
 )

@@ -18,8 +18,13 @@ from __future__ import annotations
 
 import datetime
 import time
+from collections.abc import Callable
+from dataclasses import replace
 
+from kubectl_storage.core.k8s import kinds
+from kubectl_storage.core.k8s.labels import object_name
 from kubectl_storage.core.k8s.objects import JsonDict, dig
+from kubectl_storage.core.report.verdict import Verdict
 from kubectl_storage.core.validate_persistence.external import (
     UPTIME_SLACK_S,
     UPTIME_SQL,
@@ -30,10 +35,17 @@ from kubectl_storage.core.validate_persistence.external import (
     observed_disruption,
     parse_uptime,
 )
-from kubectl_storage.core.validate_persistence.mysql import MYSQL_CONTAINER
+from kubectl_storage.core.validate_persistence.mysql import MYSQL_CONTAINER, Disruption
+from kubectl_storage.core.validate_persistence.node_crash import (
+    NODE_REBOOTED,
+    boot_id,
+    build_crash_pod,
+    node_ready,
+)
 from kubectl_storage.core.validate_persistence.report import PhaseResult, evaluate_phase
 from kubectl_storage.core.validate_persistence.writer import writer_task_id
 from kubectl_storage.errors import ForbiddenError, StorageToolError, WaitTimeoutError
+from kubectl_storage.kube.run_scope import RunScope
 from kubectl_storage.operations.validate_persistence.phases import State
 from kubectl_storage.operations.validate_persistence.pod import (
     DataUnavailable,
@@ -41,6 +53,7 @@ from kubectl_storage.operations.validate_persistence.pod import (
     server_failure,
     uid_of,
 )
+from kubectl_storage.operations.validate_persistence.request import NAME_PREFIX
 
 #: Seconds one commit attempt may take before it counts as failed.
 ATTEMPT_TIMEOUT_S = 20
@@ -117,8 +130,71 @@ def _settled_pod(
 
 def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
     """Commit rows while the user disrupts the database; every acknowledged commit must be back."""
+    return _disrupted(pod, state, None)
+
+
+def node_crash(pod: MysqlPod, scope: RunScope, state: State) -> tuple[PhaseResult, State]:
+    """Commit rows while the pod's node crashes (sysrq b, from a privileged pod); every
+    acknowledged commit must be back once the node has rebooted and MySQL answers again.
+
+    The node was checked before anything was created (request.check_crash_target). Its boot
+    ID before the crash and after the recovery tells whether it really rebooted: a phase whose
+    node kept its boot ID proved nothing about a crash and is inconclusive.
+    """
+    node = pod.request.placement.node_name or ""
+    before = boot_id(pod.api.get(kinds.NODE, node))
+
+    name = object_name(NAME_PREFIX, scope.run_id, "crash")
+    if before is None:  # refused in the plan already; a node that stopped reporting it since
+        raise WaitTimeoutError(f"node {node} reports no boot ID: it is not crashed", "")
+
+    def crash() -> None:
+        manifest = build_crash_pod(name, pod.ns, node, pod.request.crash_image, before)
+        pod.step(
+            f"node-crash: crashing node {node} now (pod {pod.ns}/{name} writes b to "
+            f"/proc/sysrq-trigger: an immediate reboot without sync); waiting up to "
+            f"{pod.request.timeout_s:.0f}s for the database to stop answering"
+        )
+        scope.create(kinds.POD, manifest, pod.ns)
+
+    def crashed() -> None:
+        # Deleted as soon as the crash is seen: a kubelet that comes back never starts a pod
+        # that is being deleted (and the script would not crash a new boot anyway).
+        scope.delete_now((kinds.POD, name, pod.ns))
+
+    return _disrupted(pod, state, crash, crashed, node=node, boot_id_before=before)
+
+
+def _node_back(pod: MysqlPod, node: str, before: str | None) -> tuple[bool, float]:
+    """Wait (--timeout) until the node reports a boot ID other than ``before`` and is Ready:
+    (rebooted, seconds waited)."""
+    started = time.monotonic()
+    deadline = started + pod.request.timeout_s
+    while True:
+        current = pod.api.get(kinds.NODE, node)
+        now = boot_id(current)
+        if now is not None and now != before and node_ready(current):
+            return True, time.monotonic() - started
+        if time.monotonic() >= deadline:
+            return False, time.monotonic() - started
+        time.sleep(2)
+
+
+def _disrupted(
+    pod: MysqlPod,
+    state: State,
+    trigger: Callable[[], None] | None,
+    seen: Callable[[], None] | None = None,
+    *,
+    node: str = "",
+    boot_id_before: str | None = None,
+) -> tuple[PhaseResult, State]:
+    """The writer's phase around one disruption: the user's (``trigger`` None, ``external``)
+    or the tool's own (``trigger`` does it, ``node-crash``)."""
+    name = "external" if trigger is None else Disruption.NODE_CRASH.value
     current = pod.get_pod() or {}
-    uid, node, restarts = uid_of(current), dig(current, "spec", "nodeName"), _restarts(current)
+    uid, restarts = uid_of(current), _restarts(current)
+    node = node or dig(current, "spec", "nodeName")
     timeout = pod.request.timeout_s
     claim = next(
         (
@@ -146,14 +222,17 @@ def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
         attempts.append(_attempt(pod, seq, first_id, started))
         if not attempts[-1].acknowledged:
             break
-    pod.step(
-        "external: the writer is committing rows now. DO THE DISRUPTION NOW (a storage "
-        f"failover, a power-cycle of node {node}, `power-off {node}` of the test harness): "
-        f"pod {pod.ns}/{pod.pod} on node {node}"
-        + (f", volume claim {pod.ns}/{claim}" if claim else "")
-        + f". Waiting up to {timeout:.0f}s for the database to stop answering (Ctrl-C "
-        "deletes everything)"
-    )
+    if trigger is None:
+        pod.step(
+            "external: the writer is committing rows now. DO THE DISRUPTION NOW (a storage "
+            f"failover, a power-cycle of node {node}, `power-off {node}` of the test harness): "
+            f"pod {pod.ns}/{pod.pod} on node {node}"
+            + (f", volume claim {pod.ns}/{claim}" if claim else "")
+            + f". Waiting up to {timeout:.0f}s for the database to stop answering (Ctrl-C "
+            "deletes everything)"
+        )
+    else:
+        trigger()
     recreated = restarted = False
     deadline = started + timeout
     # 1. until something happens (or --timeout)
@@ -171,8 +250,10 @@ def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
     seen_at = time.monotonic()
     disrupted = not attempts[-1].acknowledged or recreated or restarted
     if disrupted:
+        if seen is not None:
+            seen()
         pod.step(
-            f"external: disruption seen after {seen_at - started:.1f}s "
+            f"{name}: disruption seen after {seen_at - started:.1f}s "
             f"({attempts[-1].error or 'pod recreated or restarted'}); waiting for commits "
             "to be acknowledged again"
         )
@@ -191,7 +272,7 @@ def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
                         f"for {timeout:.0f}s): {crash_loop}"
                     )
                 raise WaitTimeoutError(
-                    f"external: no commit was acknowledged within {timeout:.0f}s of the "
+                    f"{name}: no commit was acknowledged within {timeout:.0f}s of the "
                     f"disruption ({attempts[-1].error[:200]})",
                     "Raise --timeout if the recovery is only slow.",
                 )
@@ -204,6 +285,9 @@ def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
                 after = 0
                 crash_loop = server_failure(pod.get_pod() or {}) or crash_loop
                 time.sleep(RETRY_PAUSE_S)
+    rebooted, node_wait_s = (
+        _node_back(pod, node, boot_id_before) if trigger is not None else (False, 0.0)
+    )
     uptime_after = _uptime(pod)
     final, restarted = _settled_pod(pod, uid, restarts, restarted, wait=disrupted)
     observed = observed_disruption(
@@ -213,14 +297,24 @@ def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
         uptime_before_s=uptime_before,
         uptime_after_s=uptime_after,
         seconds_between=time.monotonic() - uptime_read,
-    )
+    ) + ((NODE_REBOOTED,) if rebooted else ())
     stall = longest_stall([(a.seq, a.at_s) for a in attempts if a.acknowledged])
     found, missing = pod.read_table()
     accounting, durable, tolerated, uncertain_present = account_attempts(attempts, first_id, found)
     comparison = state.compare_read_back(durable, found, tolerated, missing)
     failed = sum(1 for a in attempts if not a.acknowledged)
+    what = (
+        "external disruption (what was done is not known to the tool)"
+        if trigger is None
+        else f"node {node} crashed (sysrq b)"
+        + (
+            f", back with a new boot ID and Ready {node_wait_s:.0f}s after the recovery"
+            if rebooted
+            else f", but it did not report a new boot ID within {timeout:.0f}s"
+        )
+    )
     note = (
-        f"external disruption (what was done is not known to the tool); observed: "
+        f"{what}; observed: "
         f"{', '.join(observed) or 'nothing'}; {failed} failed attempts, "
         f"{uncertain_present} of them committed after all (allowed); server Uptime "
         f"{_seconds(uptime_before)} before, {_seconds(uptime_after)} after"
@@ -228,7 +322,7 @@ def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
     if stall is not None:
         note += f"; longest stall {stall.seconds:.1f}s from +{stall.started_at_s:.1f}s"
     phase = evaluate_phase(
-        "external",
+        name,
         comparison,
         time_to_ready_s=(time.monotonic() - seen_at) if disrupted else None,
         commits=accounting,
@@ -240,4 +334,7 @@ def external(pod: MysqlPod, state: State) -> tuple[PhaseResult, State]:
         started_at=started_utc,
         observed=observed,
     )
+    if trigger is not None and not rebooted and phase.verdict is Verdict.PASS:
+        # Every commit is back, but the node never showed a reboot: no crash was proved.
+        phase = replace(phase, verdict=Verdict.INCONCLUSIVE)
     return phase, state.after(phase, durable, found)

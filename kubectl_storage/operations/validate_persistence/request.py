@@ -31,6 +31,7 @@ from kubectl_storage.core.validate_persistence.mysql import (
     check_server_args,
     required_bytes,
 )
+from kubectl_storage.core.validate_persistence.node_crash import crash_refusal
 from kubectl_storage.errors import UsageError
 from kubectl_storage.operations.preflight import ClusterFacts, Requirements
 
@@ -47,6 +48,10 @@ CONTROL_CANNOT_JUDGE = {
     Disruption.EXTERNAL: (
         "what the user does is not known to the tool, so it cannot say whether a pod-local "
         "volume had to lose its data"
+    ),
+    Disruption.NODE_CRASH: (
+        "the node comes back with the pod and its emptyDir on the node's disk, so a pod-local "
+        "volume need not lose what reached that disk: the control cannot show loss here"
     ),
 }
 
@@ -74,6 +79,10 @@ class PersistenceRequest:
     allow_non_durable: bool = False
     #: The fio image of the fsync probe; None: no probe (``--no-fsync-probe``).
     probe_image: str | None = TOOLBOX_IMAGE
+    #: ``--crash-node``: the node node-crash may crash, named again (it must be --node's).
+    crash_node: str | None = None
+    #: The image of the pod that crashes the node (any image with ``sh``).
+    crash_image: str = TOOLBOX_IMAGE
 
     @property
     def chosen(self) -> tuple[Disruption, ...]:
@@ -114,6 +123,7 @@ def validate_request(request: PersistenceRequest) -> None:
         raise UsageError(f"--rows must be between 1 and {MAX_ROWS:,}", "Example: --rows 1000")
     if request.timeout_s <= 0:
         raise UsageError("--timeout must be a positive number of seconds", "Example: --timeout 300")
+    _check_crash_node(request)
     try:
         check_server_args(request.server_args)
     except ValueError as exc:
@@ -133,6 +143,26 @@ def validate_request(request: PersistenceRequest) -> None:
             f"-z {request.size} is too small for MySQL with {request.rows:,} rows: it needs "
             f"about {format_bytes(needed)} (its own redo/undo logs and system tables included)",
             f"Raise -z/--size to at least {format_bytes(needed)}, or lower --rows.",
+        )
+
+
+def _check_crash_node(request: PersistenceRequest) -> None:
+    """node-crash reboots a whole node: it runs only when the user names it twice."""
+    crash = Disruption.NODE_CRASH in request.chosen
+    node = request.placement.node_name
+    hint = (
+        "node-crash reboots the database pod's node without syncing its disks. Name that node "
+        "twice to confirm: --disruptions node-crash --node NODE --crash-node NODE."
+    )
+    if crash and not request.crash_node:
+        raise UsageError("--disruptions node-crash needs --crash-node", hint)
+    if request.crash_node and not crash:
+        raise UsageError("--crash-node is only for --disruptions node-crash", hint)
+    if crash and request.crash_node != node:
+        raise UsageError(
+            f"--crash-node {request.crash_node} is not the node the database runs on "
+            f"(--node {node or 'not given'})",
+            hint,
         )
 
 
@@ -194,18 +224,55 @@ def persistence_requirements(request: PersistenceRequest) -> Requirements:
         conditions.add(Condition.RESCHEDULE)
     if Disruption.NODE_DRAIN in request.chosen:
         conditions.add(Condition.NODE_DRAIN)
+    crash = Disruption.NODE_CRASH in request.chosen
     return Requirements(
+        pod_security="privileged" if crash else "restricted",
+        pod_security_reason="node-crash runs a privileged pod that crashes the node"
+        if crash
+        else "",
         storage_classes=(request.storage_class,) if pvc and request.storage_class else (),
         default_storage_class=pvc and not request.storage_class,
+        nodes=(request.placement.node_name,) if request.placement.node_name else (),
         conditions=frozenset(conditions),
         doing="run the persistence check",
     )
 
 
+@dataclass(frozen=True)
+class CrashFacts:
+    """What node-crash's refusal reads: every node, and this machine's boot ID."""
+
+    nodes: tuple[JsonDict, ...]
+    local_boot_id: str | None
+
+
+def check_crash_target(request: PersistenceRequest, crash: CrashFacts | None) -> None:
+    """Refuse a node-crash of a node that shares its kernel (pure, before anything exists).
+
+    Raises:
+        UsageError: the node shares its kernel with other nodes or with this machine.
+    """
+    if Disruption.NODE_CRASH not in request.chosen or crash is None:
+        return
+    node = request.placement.node_name or ""
+    why = crash_refusal(node, crash.nodes, crash.local_boot_id)
+    if why:
+        raise UsageError(
+            f"node-crash refused: {why}",
+            "Crash only a node that is a machine of its own (a VM or a server). Nothing was "
+            "created and no node was touched.",
+        )
+
+
 def plan_persistence(
-    request: PersistenceRequest, facts: ClusterFacts, run_id: str
+    request: PersistenceRequest, facts: ClusterFacts, run_id: str, crash: CrashFacts | None = None
 ) -> PersistencePlan:
-    """The class decided, the server's UID (unset where the namespace assigns UIDs); pure."""
+    """The class decided, the server's UID (unset where the namespace assigns UIDs); pure.
+
+    Raises:
+        UsageError: node-crash of a node that must not be crashed (:func:`check_crash_target`).
+    """
+    check_crash_target(request, crash)
     if request.volume_type is VolumeType.PVC and not request.storage_class:
         request = replace(request, storage_class=facts.default_storage_class)
     run_as_user = None if facts.assigns_uids else request.run_as_user
