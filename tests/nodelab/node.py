@@ -451,6 +451,11 @@ class NodeGuest:
         )
         shutil.copy(HERE / "guest" / "node.sh", share / "node.sh")
         add_host_link()
+        self.boot(memory_mb=memory_mb, cpus=cpus)
+
+    def boot(self, *, memory_mb: int = 2048, cpus: int = NODE_CPUS) -> None:
+        """Start QEMU on the share as it is (after :meth:`start` wrote it, or again after the
+        guest crashed: the node object, its pods and the kubelet's credentials stay)."""
         network = (
             "-netdev",
             f"tap,id=node,ifname={HOST_LINK},script=no,downscript=no",
@@ -460,7 +465,7 @@ class NodeGuest:
         self.t0 = time.monotonic()
         self.proc, self.console = lab.start_guest(
             self.image.guest,
-            share,
+            self.out,
             ["node"],
             memory_mb=memory_mb,
             cpus=cpus,
@@ -469,6 +474,15 @@ class NodeGuest:
         )
         PIDFILE.write_text(f"{self.proc.pid}\n")
         log(f"node guest started (pid {self.proc.pid}), console {self.console}")
+
+    def wait_exit(self, timeout_s: float) -> int | None:
+        """Wait for QEMU to end (a reboot ends it: ``-no-reboot``); its exit code, or ``None``
+        when it still runs after ``timeout_s``."""
+        assert self.proc is not None
+        try:
+            return self.proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return None
 
     def node(self) -> dict[str, Any] | None:
         proc = self.kubectl("get", "node", NODE_NAME, "-o", "json", check=False)

@@ -24,10 +24,18 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from kubectl_storage.core.validate_persistence.node_crash import (
+    BOOT_ID_PATH,
+    boot_id,
+    build_crash_pod,
+    crash_refusal,
+    node_ready,
+)
 from tests.conftest import CliResult, run_cli
 from tests.e2e import conftest as e2e
 from tests.e2e.conftest import Cluster
@@ -48,6 +56,8 @@ NFS_OPTIONS = [
     "lookupcache=positive",
 ]
 POD = "app"
+#: The image the crash pod runs (baked into the node image).
+TOOLBOX = nodeguest.images.toolbox_image()
 #: The label kubectl-storage puts on everything one run creates.
 RUN_ID_LABEL = "kubectl-storage/run-id"
 
@@ -405,3 +415,66 @@ def test_iscsi_on_the_real_node(cluster: Cluster, workload: Workload) -> None:
     assert sorted(p["portal"] for p in lun["paths"]) == list(PORTALS)
     assert {p["role"] for p in lun["paths"]} == {"active"}
     _no_debug_pods_left(cluster, workload)
+
+
+# -- node-crash on a real kernel (issue 26 item 2): last in this module, it reboots the guest --
+
+#: How long the rebooted guest must stay up with the crash pod's object still there: the
+#: kubelet that comes back may start a ``restartPolicy: Never`` pod it never saw running.
+STAYS_UP_S = 30
+
+
+def test_node_crash_reboots_the_real_node_once(
+    cluster: Cluster, cluster_node: nodeguest.NodeGuest, workload: Workload
+) -> None:
+    """The product's refusal, plan and crash pod against the guest, a machine of its own: the
+    host nodes are refused and the guest is not; the crash pod node-crash creates reboots the
+    guest's kernel (QEMU ends: ``-no-reboot``); booted again, the node comes back with a new
+    boot ID, and the same pod does not crash it a second time."""
+    nodes = cluster.get_json("nodes")["items"]
+    local = Path(BOOT_ID_PATH).read_text().strip()
+    assert crash_refusal(nodeguest.NODE_NAME, nodes, local) is None
+    hosts = [n["metadata"]["name"] for n in nodes if n["metadata"]["name"] != nodeguest.NODE_NAME]
+    assert hosts
+    for host in hosts:
+        assert "this command runs on" in (crash_refusal(host, nodes, local) or ""), host
+
+    guest = nodeguest.NODE_NAME
+    planned = run_cli(
+        "validate-persistence", "-s", e2e.HOSTPATH_CLASS, "-n", workload.namespace,
+        "--disruptions", "node-crash", "--node", guest, "--crash-node", guest, "--dry-run",
+    )  # fmt: skip
+    assert planned.exit_code == 0, planned.stderr
+    assert f"node-crash (node {guest} rebooted at once without sync)" in planned.stderr
+
+    before = boot_id(cluster.get_json("node", guest))
+    assert before is not None
+    pod = build_crash_pod("node-crash", workload.namespace, guest, TOOLBOX, before)
+    crashed_at = time.monotonic()
+    cluster.apply(json.dumps(pod), workload.namespace)
+    code = cluster_node.wait_exit(180)
+    assert code is not None, "the guest did not reboot within 180 s of the crash pod"
+    gone_s = time.monotonic() - crashed_at
+
+    cluster_node.boot()
+    deadline = time.monotonic() + 300
+    node = cluster.get_json("node", guest)
+    while not (boot_id(node) not in (None, before) and node_ready(node)):
+        assert time.monotonic() < deadline, f"no new boot ID and Ready: {boot_id(node)}"
+        assert cluster_node.proc is not None
+        assert cluster_node.proc.poll() is None, "the guest ended again" + cluster_node.tails()
+        time.sleep(2)
+        node = cluster.get_json("node", guest)
+    back_s = time.monotonic() - crashed_at
+
+    time.sleep(STAYS_UP_S)  # the pod's object is still there: it must not crash this boot
+    assert cluster_node.proc is not None
+    assert cluster_node.proc.poll() is None, "the crash pod crashed the new boot" + (
+        cluster_node.tails()
+    )
+    cluster.kubectl_run(
+        "-n", workload.namespace, "delete", "pod", "node-crash", "--ignore-not-found",
+        "--grace-period=0", "--force",
+    )  # fmt: skip
+    cluster_node.timings["crash_qemu_ended_s"] = round(gone_s, 1)
+    cluster_node.timings["crash_to_ready_s"] = round(back_s, 1)
