@@ -82,6 +82,9 @@ HOST_PACKAGES = {
     "debootstrap": "/usr/sbin/debootstrap",
     "busybox-static": "/usr/share/doc/busybox-static",
     "e2fsprogs": "/usr/sbin/mkfs.ext4",
+    # a userspace iSCSI target on the host: the node-crash tests' database volume outlives the
+    # guest's crash (tests/nodelab/test_cluster_node.py)
+    "tgt": "/usr/sbin/tgtd",
 }
 #: The initramfs loads these, in this order, to reach the ext4 root on virtio-blk.
 INITRAMFS_MODULES = (

@@ -116,7 +116,7 @@ def image_archives() -> dict[str, Path]:
     """The docker-archive of each image the node needs, where the test cluster's build puts it
     (``images.image_specs``: the same paths and keys ``tests/cluster/up`` imports)."""
     harness.ensure_go()  # pause_source asks Go where the k8s module (pause.c) is
-    wanted = (images.PAUSE_IMAGE, images.toolbox_image())
+    wanted = (images.PAUSE_IMAGE, images.toolbox_image(), images.MARIADB_IMAGE)
     specs = images.image_specs(harness.CACHE, harness.pause_source())
     found = {tag: archive for tag, archive, _build in specs if tag in wanted}
     missing = [tag for tag in wanted if tag not in found or not found[tag].exists()]
