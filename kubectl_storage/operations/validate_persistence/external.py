@@ -285,8 +285,10 @@ def _disrupted(
                 after = 0
                 crash_loop = server_failure(pod.get_pod() or {}) or crash_loop
                 time.sleep(RETRY_PAUSE_S)
+    # A node that rebooted took the database with it, so without a disruption seen there is
+    # no reboot to wait for (the phase is inconclusive: nothing was observed).
     rebooted, node_wait_s = (
-        _node_back(pod, node, boot_id_before) if trigger is not None else (False, 0.0)
+        _node_back(pod, node, boot_id_before) if trigger is not None and disrupted else (False, 0.0)
     )
     uptime_after = _uptime(pod)
     final, restarted = _settled_pod(pod, uid, restarts, restarted, wait=disrupted)
